@@ -1,0 +1,269 @@
+//! The `cpu` engine: the planner's executor run in parallel with rayon, over
+//! batch edges for continuous matching (GCSM's CPU baseline, Sec. VI-A) and
+//! over start vertices for static matching. Heavy seeds are split one level
+//! down so that a single update still spreads over all threads.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
+use csm_planner::{
+    delta_plans, for_each_seed, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
+    OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
+};
+use rayon::prelude::*;
+
+use csm_planner::query::MAX_QUERY_VERTICES;
+
+/// A node with at least this many children is split across threads.
+const SPLIT_MIN: usize = 48;
+
+/// Configuration shared by the static and continuous modes.
+#[derive(Clone)]
+pub struct CpuEngine {
+    order: Arc<dyn OrderStrategy>,
+    pool: Arc<rayon::ThreadPool>,
+    state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry)>,
+    symmetry: bool,
+    threads: usize,
+    /// Executor for the single-thread path (buffers reused across batches).
+    exec: Executor,
+}
+
+impl CpuEngine {
+    /// `threads = 0` uses every core.
+    pub fn new(threads: usize, order: Arc<dyn OrderStrategy>) -> Result<CpuEngine, EngineError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| EngineError::Other(format!("cannot start thread pool: {e}")))?;
+        let threads = pool.current_num_threads();
+        Ok(CpuEngine {
+            order,
+            pool: Arc::new(pool),
+            state: None,
+            symmetry: true,
+            threads,
+            exec: Executor::new(),
+        })
+    }
+
+    /// Turns the single-edge symmetry shortcut off (for comparisons).
+    pub fn without_symmetry(mut self) -> Self {
+        self.symmetry = false;
+        self
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The registered graph (after `init`).
+    pub fn graph(&self) -> Option<&DynamicGraph> {
+        self.state.as_ref().map(|s| &s.0)
+    }
+}
+
+/// Counts completions of `prefix`, splitting the next level across threads
+/// when it is large and at least two levels remain below it.
+fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], ex: &mut Executor) -> u64 {
+    let d = prefix.len();
+    if d + 2 >= plan.depth() || rayon::current_num_threads() == 1 {
+        return ex.count(g, plan, prefix, &mut NoVisitor);
+    }
+    let mut cands = Vec::new();
+    ex.candidates(g, plan, prefix, &mut cands);
+    if cands.len() < SPLIT_MIN {
+        let mut p = [0; MAX_QUERY_VERTICES];
+        p[..d].copy_from_slice(prefix);
+        return cands
+            .iter()
+            .map(|&c| {
+                p[d] = c;
+                ex.count(g, plan, &p[..=d], &mut NoVisitor)
+            })
+            .sum();
+    }
+    cands
+        .par_chunks(8)
+        .map_init(Executor::new, |ex, chunk| {
+            let mut p = [0; MAX_QUERY_VERTICES];
+            p[..d].copy_from_slice(prefix);
+            chunk
+                .iter()
+                .map(|&c| {
+                    p[d] = c;
+                    count_split(g, plan, &p[..=d], ex)
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// Representative seeds of a query for single-edge batches (see
+/// [`csm_planner::symmetry`]), one list per sign.
+#[derive(Clone, Debug, Default)]
+pub struct Symmetry {
+    positive: Option<Vec<SeedRule>>,
+    negative: Option<Vec<SeedRule>>,
+}
+
+impl Symmetry {
+    pub fn of(q: &QueryGraph, plans: &[DeltaPlan]) -> Symmetry {
+        Symmetry {
+            positive: single_edge_rules(q, plans, Sign::Positive),
+            negative: single_edge_rules(q, plans, Sign::Negative),
+        }
+    }
+}
+
+/// The seeds of a staged batch as (plan, x, y, weight).
+fn seeds<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    sym: Option<&Symmetry>,
+    delta: &csm_graph::BatchDelta,
+) -> Vec<(u32, VertexId, VertexId, u64)> {
+    let mut out = Vec::new();
+    let single = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
+        ([e], []) => sym.and_then(|s| s.positive.as_ref()).map(|r| (e, r)),
+        ([], [e]) => sym.and_then(|s| s.negative.as_ref()).map(|r| (e, r)),
+        _ => None,
+    };
+    if let Some((e, rules)) = single {
+        let labels = g.labels();
+        for r in rules {
+            let p = &plans[r.plan];
+            let (x, y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
+            let (la, lb) = (p.plan.levels[0].label, p.plan.levels[1].label);
+            if labels[x as usize] == la && labels[y as usize] == lb && p.seed_elabel.is_none_or(|l| l == e.label) {
+                out.push((r.plan as u32, x, y, r.weight));
+            }
+        }
+        return out;
+    }
+    for (i, p) in plans.iter().enumerate() {
+        for_each_seed(g, p, delta, |x, y| out.push((i as u32, x, y, 1)));
+    }
+    out
+}
+
+/// Exact positive/negative counts of a staged batch, in parallel.
+/// `sym` enables the single-edge symmetry shortcut.
+pub fn count_delta_parallel<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    sym: Option<&Symmetry>,
+    delta: &csm_graph::BatchDelta,
+) -> DeltaCounts {
+    let seeds = seeds(g, plans, sym, delta);
+    if rayon::current_num_threads() == 1 || seeds.len() == 1 {
+        return count_seeds_sequential(g, plans, &seeds, &mut Executor::new());
+    }
+    seeds
+        .par_iter()
+        .map_init(Executor::new, |ex, &(i, x, y, w)| {
+            let p = &plans[i as usize];
+            let mut c = DeltaCounts::default();
+            c.add(p.sign, w * count_split(g, &p.plan, &[x, y], ex));
+            c
+        })
+        .reduce(DeltaCounts::default, DeltaCounts::merge)
+}
+
+/// [`count_delta_parallel`] on the calling thread with a reused executor.
+pub fn count_delta_sequential<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    sym: Option<&Symmetry>,
+    delta: &csm_graph::BatchDelta,
+    ex: &mut Executor,
+) -> DeltaCounts {
+    count_seeds_sequential(g, plans, &seeds(g, plans, sym, delta), ex)
+}
+
+fn count_seeds_sequential<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    seeds: &[(u32, VertexId, VertexId, u64)],
+    ex: &mut Executor,
+) -> DeltaCounts {
+    let mut out = DeltaCounts::default();
+    for &(i, x, y, w) in seeds {
+        let p = &plans[i as usize];
+        out.add(p.sign, w * ex.count(g, &p.plan, &[x, y], &mut NoVisitor));
+    }
+    out
+}
+
+/// Full matching of `plan` over `g`, in parallel over start vertices.
+pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan) -> u64 {
+    let first = &plan.levels[0];
+    let labels = g.labels();
+    (0..g.num_vertices() as VertexId)
+        .into_par_iter()
+        .with_min_len(64)
+        .filter(|&v| labels[v as usize] == first.label)
+        .map_init(Executor::new, |ex, v| count_split(g, plan, &[v], ex))
+        .sum()
+}
+
+impl StaticMatcher for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        let stats = csm_planner::GraphStats::of(g);
+        let plan = static_plan(q, self.order.as_ref(), &stats, Version::New);
+        Ok(self.pool.install(|| count_static_parallel(g, &plan)))
+    }
+}
+
+impl ContinuousMatcher for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
+        let dg = DynamicGraph::from_data(g)?;
+        let stats = csm_planner::GraphStats::of(&dg);
+        let plans = delta_plans(q, self.order.as_ref(), &stats);
+        let sym = if self.symmetry {
+            Symmetry::of(q, &plans)
+        } else {
+            Symmetry::default()
+        };
+        self.state = Some((dg, plans, sym));
+        Ok(())
+    }
+    fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let (g, plans, sym) = self
+            .state
+            .as_mut()
+            .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
+        let t0 = Instant::now();
+        let skipped = g.stage(batch.updates, batch.source, batch.strictness)?.skipped;
+        let staged = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let delta = g.pending_delta().expect("staged");
+        let gr: &DynamicGraph = g;
+        let sym: &Symmetry = sym;
+        // one thread: stay on the caller's thread (no pool hand-off per batch)
+        let counts = if self.threads == 1 {
+            count_delta_sequential(gr, plans, Some(sym), delta, &mut self.exec)
+        } else {
+            self.pool.install(|| count_delta_parallel(gr, plans, Some(sym), delta))
+        };
+        let seconds = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        g.commit();
+        Ok(BatchResult {
+            positive: counts.positive,
+            negative: counts.negative,
+            seconds,
+            update_seconds: staged + t2.elapsed().as_secs_f64(),
+            skipped,
+            extra: Default::default(),
+        })
+    }
+}

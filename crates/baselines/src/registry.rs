@@ -1,0 +1,52 @@
+//! Engines by name: the list `csm --engine` accepts.
+
+use std::sync::Arc;
+
+use csm_engine::{ContinuousMatcher, EngineError, Recount, StaticMatcher};
+use csm_planner::OrderStrategy;
+
+use crate::{BruteForce, CpuEngine, Vf2};
+
+/// Options common to every CPU engine.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Worker threads (0 = all cores).
+    pub threads: usize,
+    pub order: Arc<dyn OrderStrategy>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            threads: 0,
+            order: Arc::new(csm_planner::GcsmOrder),
+        }
+    }
+}
+
+/// Names of the CPU engines available to `csm match` and `csm stream`.
+pub const ENGINES: &[&str] = &["cpu", "oracle", "vf2"];
+
+/// A static matcher by name.
+pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticMatcher>, EngineError> {
+    Ok(match name {
+        "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
+        "oracle" => Box::new(BruteForce),
+        "vf2" => Box::new(Vf2),
+        _ => return Err(unknown(name)),
+    })
+}
+
+/// A continuous matcher by name (static engines are lifted by [`Recount`]).
+pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn ContinuousMatcher>, EngineError> {
+    Ok(match name {
+        "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
+        "oracle" => Box::new(Recount::new(BruteForce)),
+        "vf2" => Box::new(Recount::new(Vf2)),
+        _ => return Err(unknown(name)),
+    })
+}
+
+fn unknown(name: &str) -> EngineError {
+    EngineError::Other(format!("unknown engine '{name}'; available: {}", ENGINES.join(", ")))
+}

@@ -1,0 +1,212 @@
+//! Small random inputs for the cross-checking tests, generated here (not by
+//! csm-graph's generators) so that the tests stay independent of the code
+//! under test.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use csm_graph::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
+use csm_planner::QueryGraph;
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// A tiny graph state applied update by update (the test's own model).
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub labels: BTreeMap<VertexId, Label>,
+    pub edges: BTreeMap<(VertexId, VertexId), Label>,
+    pub edge_labelled: bool,
+}
+
+impl Model {
+    pub fn to_data(&self) -> GraphData {
+        let n = self.labels.keys().max().map_or(0, |&m| m as usize + 1);
+        let mut labels = vec![ABSENT; n];
+        for (&v, &l) in &self.labels {
+            labels[v as usize] = l;
+        }
+        GraphData {
+            labels,
+            edges: self.edges.iter().map(|(&(u, v), &l)| Edge::new(u, v, l)).collect(),
+            edge_labelled: self.edge_labelled,
+        }
+    }
+
+    /// Applies one update; panics on an invalid one (the generator only makes valid ones).
+    pub fn apply(&mut self, u: &Update) {
+        match *u {
+            Update::AddVertex { id, label } => {
+                assert!(self.labels.insert(id, label).is_none());
+            }
+            Update::RemoveVertex { id } => {
+                self.labels.remove(&id).expect("vertex exists");
+                self.edges.retain(|&(a, b), _| a != id && b != id);
+            }
+            Update::AddEdge(e) => {
+                assert!(self
+                    .edges
+                    .insert(e.key(), if self.edge_labelled { e.label } else { 0 })
+                    .is_none());
+            }
+            Update::RemoveEdge(e) => {
+                self.edges.remove(&e.key()).expect("edge exists");
+            }
+        }
+    }
+}
+
+pub struct Case {
+    pub g0: Model,
+    pub query: QueryGraph,
+    pub batches: Vec<Vec<LocatedUpdate>>,
+}
+
+pub fn random_graph(rng: &mut ChaCha8Rng, n: u32, p: f64, vlabels: u32, elabels: Option<u32>) -> Model {
+    let mut m = Model {
+        labels: BTreeMap::new(),
+        edges: BTreeMap::new(),
+        edge_labelled: elabels.is_some(),
+    };
+    for v in 0..n {
+        m.labels.insert(v, rng.random_range(0..vlabels));
+    }
+    for u in 0..n {
+        for v in u + 1..n {
+            if rng.random_bool(p) {
+                m.edges.insert((u, v), elabels.map_or(0, |k| rng.random_range(0..k)));
+            }
+        }
+    }
+    m
+}
+
+pub fn random_query(rng: &mut ChaCha8Rng, k: usize, extra: f64, vlabels: u32, elabels: Option<u32>) -> QueryGraph {
+    let labels: Vec<Label> = (0..k).map(|_| rng.random_range(0..vlabels)).collect();
+    let mut edges = BTreeSet::new();
+    for v in 1..k {
+        let u = rng.random_range(0..v);
+        edges.insert((u, v));
+    }
+    for u in 0..k {
+        for v in u + 1..k {
+            if rng.random_bool(extra) {
+                edges.insert((u, v));
+            }
+        }
+    }
+    let edges: Vec<(usize, usize, Label)> = edges
+        .into_iter()
+        .map(|(u, v)| (u, v, elabels.map_or(0, |n| rng.random_range(0..n))))
+        .collect();
+    QueryGraph::new(labels, &edges, elabels.is_some()).expect("valid query")
+}
+
+/// A random valid batch: inserts, deletes, cancelling pairs, relabels
+/// (delete + insert with another edge label), new vertices with edges, and
+/// vertex removals.
+pub fn random_batch(
+    rng: &mut ChaCha8Rng,
+    m: &mut Model,
+    len: usize,
+    vlabels: u32,
+    elabels: Option<u32>,
+    allow_vertex_ops: bool,
+) -> Vec<LocatedUpdate> {
+    let mut out = Vec::new();
+    let mut line = 0;
+    let mut push = |m: &mut Model, u: Update, out: &mut Vec<LocatedUpdate>| {
+        m.apply(&u);
+        line += 1;
+        out.push(LocatedUpdate { line, update: u });
+    };
+    for _ in 0..len {
+        let vs: Vec<VertexId> = m.labels.keys().copied().collect();
+        let r: f64 = rng.random();
+        if allow_vertex_ops && r < 0.08 {
+            // fresh ids only: the store rejects re-adding a vertex removed in
+            // the same batch under another label (VertexReAdded)
+            let id = vs
+                .iter()
+                .chain(
+                    out.iter()
+                        .filter_map(|u: &LocatedUpdate| match u.update {
+                            Update::RemoveVertex { id } => Some(id),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .iter(),
+                )
+                .max()
+                .map_or(0, |&x| x + 1);
+            push(
+                m,
+                Update::AddVertex {
+                    id,
+                    label: rng.random_range(0..vlabels),
+                },
+                &mut out,
+            );
+            continue;
+        }
+        if allow_vertex_ops && r < 0.12 && vs.len() > 3 {
+            let id = vs[rng.random_range(0..vs.len())];
+            push(m, Update::RemoveVertex { id }, &mut out);
+            continue;
+        }
+        if vs.len() < 2 {
+            continue;
+        }
+        let a = vs[rng.random_range(0..vs.len())];
+        let b = vs[rng.random_range(0..vs.len())];
+        if a == b {
+            continue;
+        }
+        let key = (a.min(b), a.max(b));
+        let el = elabels.map_or(0, |k| rng.random_range(0..k));
+        if m.edges.contains_key(&key) {
+            push(m, Update::RemoveEdge(Edge::new(a, b, 0)), &mut out);
+            if rng.random_bool(0.15) {
+                push(m, Update::AddEdge(Edge::new(a, b, el)), &mut out); // relabel or re-insert
+            }
+        } else {
+            push(m, Update::AddEdge(Edge::new(a, b, el)), &mut out);
+            if rng.random_bool(0.1) {
+                push(m, Update::RemoveEdge(Edge::new(a, b, el)), &mut out); // cancels
+            }
+        }
+    }
+    out
+}
+
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// A batch of `len` insertions (or deletions when `delete`) of distinct edges.
+pub fn one_kind_batch(rng: &mut ChaCha8Rng, m: &mut Model, len: usize, delete: bool) -> Vec<LocatedUpdate> {
+    let vs: Vec<VertexId> = m.labels.keys().copied().collect();
+    let mut pool: Vec<(VertexId, VertexId)> = Vec::new();
+    for (i, &a) in vs.iter().enumerate() {
+        for &b in &vs[i + 1..] {
+            if m.edges.contains_key(&(a, b)) == delete {
+                pool.push((a, b));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in 0..len.min(pool.len()) {
+        let j = rng.random_range(k..pool.len());
+        pool.swap(k, j);
+        let (a, b) = pool[k];
+        let u = if delete {
+            Update::RemoveEdge(Edge::new(a, b, 0))
+        } else {
+            Update::AddEdge(Edge::new(a, b, 0))
+        };
+        m.apply(&u);
+        out.push(LocatedUpdate { line: k + 1, update: u });
+    }
+    out
+}

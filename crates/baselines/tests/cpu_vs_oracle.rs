@@ -1,0 +1,151 @@
+//! The cpu engine against independent oracles: per-batch positive/negative
+//! equal the brute-force set differences |M(G')\M(G)| and |M(G)\M(G')|;
+//! static counts equal petgraph's VF2; batches equal one-update-at-a-time.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
+use csm_baselines::CpuEngine;
+use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
+use csm_graph::{CsrGraph, Strictness};
+use csm_planner::{CostOrder, GcsmOrder, OrderStrategy};
+use proptest::prelude::*;
+use rand::Rng;
+
+fn engine(threads: usize, cost: bool) -> CpuEngine {
+    let order: Arc<dyn OrderStrategy> = if cost { Arc::new(CostOrder) } else { Arc::new(GcsmOrder) };
+    CpuEngine::new(threads, order).expect("pool")
+}
+
+fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, cost: bool) -> Result<(), TestCaseError> {
+    let mut r = rng(seed);
+    let vl = r.random_range(1..=3u32);
+    let el = edge_labels.then_some(2);
+    let n = r.random_range(5..11u32);
+    let p = r.random_range(0.2..0.6);
+    let mut model = random_graph(&mut r, n, p, vl, el);
+    let k = r.random_range(2..=5usize);
+    let q = random_query(&mut r, k, 0.3, vl, el);
+    let mut eng = engine(threads, cost);
+    eng.init(&model.to_data(), &q).expect("init");
+    for b in 0..3 {
+        let before = embeddings(&model.to_data(), &q);
+        let len = r.random_range(1..12usize);
+        let batch = random_batch(&mut r, &mut model, len, vl, el, vertex_ops);
+        let after = embeddings(&model.to_data(), &q);
+        let res = eng
+            .process(Batch {
+                updates: &batch,
+                source: "test",
+                strictness: Strictness::Strict,
+            })
+            .expect("valid batch");
+        let pos = after.difference(&before).count() as u64;
+        let neg = before.difference(&after).count() as u64;
+        prop_assert_eq!(
+            (res.positive, res.negative),
+            (pos, neg),
+            "seed {} batch {} query {:?} updates {:?}",
+            seed,
+            b,
+            q,
+            batch
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, .. ProptestConfig::default() })]
+
+    #[test]
+    fn mixed_batches_match_set_differences(seed in any::<u64>()) {
+        check_case(seed, false, false, 1, false)?;
+    }
+
+    #[test]
+    fn edge_labels_and_vertex_updates_match(seed in any::<u64>()) {
+        check_case(seed, true, true, 1, true)?;
+    }
+
+    #[test]
+    fn parallel_engine_matches(seed in any::<u64>()) {
+        check_case(seed, seed % 2 == 0, true, 3, seed % 3 == 0)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    #[test]
+    fn static_counts_equal_vf2_and_brute_force(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=3u32);
+        let el = (seed % 2 == 0).then_some(2);
+        let (n, p) = (r.random_range(4..12u32), r.random_range(0.2..0.7));
+        let model = random_graph(&mut r, n, p, vl, el);
+        let k = r.random_range(2..=5usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+        let vf2 = Vf2.count(&g, &q).expect("small");
+        let brute = BruteForce.count(&g, &q).expect("small");
+        prop_assert_eq!(vf2, brute, "oracles disagree on {:?}", q);
+        for threads in [1, 2] {
+            for cost in [false, true] {
+                prop_assert_eq!(engine(threads, cost).count(&g, &q).expect("count"), vf2);
+            }
+        }
+    }
+
+    /// A batch equals its updates applied one at a time: always in the net
+    /// change, and in both counts when the batch only inserts or only deletes.
+    #[test]
+    fn batch_equals_one_update_at_a_time(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=2u32);
+        let n = r.random_range(5..10u32);
+        let mut model = random_graph(&mut r, n, 0.4, vl, None);
+        let k = r.random_range(3..=4usize);
+        let q = random_query(&mut r, k, 0.4, vl, None);
+        let g0 = model.to_data();
+        let batch = match seed % 3 {
+            0 => random_batch(&mut r, &mut model, 10, vl, None, false),
+            k => one_kind_batch(&mut r, &mut model, 8, k == 2),
+        };
+        let mut whole = engine(1, false);
+        whole.init(&g0, &q).unwrap();
+        let b = whole.process(Batch { updates: &batch, source: "t", strictness: Strictness::Strict }).unwrap();
+        let mut single = engine(1, false);
+        single.init(&g0, &q).unwrap();
+        let (mut p, mut n) = (0u64, 0u64);
+        for u in &batch {
+            let s = single.process(Batch { updates: std::slice::from_ref(u), source: "t", strictness: Strictness::Strict }).unwrap();
+            p += s.positive;
+            n += s.negative;
+        }
+        prop_assert_eq!(b.positive as i64 - b.negative as i64, p as i64 - n as i64);
+        // With only insertions (or only deletions) no match can appear and
+        // vanish inside the batch, so the split is exact too.
+        let inserts = batch.iter().filter(|u| matches!(u.update, csm_graph::Update::AddEdge(_))).count();
+        if inserts == 0 || inserts == batch.len() {
+            prop_assert_eq!((b.positive, b.negative), (p, n));
+        }
+    }
+}
+
+#[test]
+fn triangle_on_a_4_clique() {
+    // K4 has 4 triangles, 24 embeddings each counted as 6 automorphic images.
+    let model = {
+        let mut m = random_graph(&mut rng(1), 4, 1.0, 1, None);
+        m.edge_labelled = false;
+        m
+    };
+    let q = csm_planner::QueryGraph::new(vec![0, 0, 0], &[(0, 1, 0), (1, 2, 0), (0, 2, 0)], false).unwrap();
+    let g = CsrGraph::from_data(&model.to_data()).unwrap();
+    assert_eq!(engine(1, false).count(&g, &q).unwrap(), 24);
+    assert_eq!(Vf2.count(&g, &q).unwrap(), 24);
+}

@@ -1,0 +1,136 @@
+//! csm-engine: the seams every matcher in csm plugs into.
+//!
+//! * [`StaticMatcher`]: graph + query → number of embeddings.
+//! * [`ContinuousMatcher`]: registered query, then batch → (positive, negative, time).
+//! * [`Recount`]: lifts any static matcher to a continuous one, exactly, by
+//!   counting G, G' and the common graph G ∩ G' (M(G ∩ G') = M(G) ∩ M(G')).
+
+use std::time::Instant;
+
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, InputError, LocatedUpdate, Strictness, Version};
+use csm_planner::{QueryError, QueryGraph};
+use serde::Serialize;
+
+/// Errors an engine reports to its caller.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("invalid query: {0}")]
+    Query(#[from] QueryError),
+    #[error("engine {engine} does not support this: {reason}")]
+    Unsupported { engine: String, reason: String },
+    #[error("engine {0} was used before init()")]
+    NotInitialised(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One batch as given to [`ContinuousMatcher::process`].
+#[derive(Clone, Copy, Debug)]
+pub struct Batch<'a> {
+    pub updates: &'a [LocatedUpdate],
+    /// Name of the source (file) for error messages.
+    pub source: &'a str,
+    pub strictness: Strictness,
+}
+
+/// What an engine reports per batch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BatchResult {
+    /// |M(G') \ M(G)|
+    pub positive: u64,
+    /// |M(G) \ M(G')|
+    pub negative: u64,
+    /// Matching time (excluding the graph update), seconds.
+    pub seconds: f64,
+    /// Graph update time (staging + reorganisation), seconds.
+    pub update_seconds: f64,
+    /// Updates skipped in lenient mode.
+    pub skipped: usize,
+    /// Engine-specific figures (e.g. a GPU engine's transfer times), flattened into JSON output.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Full (static) matching.
+pub trait StaticMatcher: Send + Sync {
+    fn name(&self) -> &str;
+    /// Number of embeddings of `q` in `g` (automorphic images counted separately).
+    fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError>;
+}
+
+/// Continuous matching: a query registered on G_0, then a stream of batches.
+pub trait ContinuousMatcher: Send {
+    fn name(&self) -> &str;
+    /// Registers the query on the initial graph.
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError>;
+    /// Applies one batch and reports the matches that appeared and vanished.
+    /// On error the engine's graph is unchanged.
+    fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError>;
+}
+
+/// Lifts a [`StaticMatcher`] to a [`ContinuousMatcher`] by recounting:
+/// positive = |M(G')| − |M(G ∩ G')|, negative = |M(G)| − |M(G ∩ G')|.
+pub struct Recount<S> {
+    inner: S,
+    name: String,
+    state: Option<(DynamicGraph, QueryGraph, u64)>,
+}
+
+impl<S: StaticMatcher> Recount<S> {
+    pub fn new(inner: S) -> Self {
+        let name = format!("{}+recount", inner.name());
+        Recount {
+            inner,
+            name,
+            state: None,
+        }
+    }
+}
+
+impl<S: StaticMatcher> ContinuousMatcher for Recount<S> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
+        let dg = DynamicGraph::from_data(g)?;
+        let count = self.inner.count(&dg.to_csr(Version::Old), q)?;
+        self.state = Some((dg, q.clone(), count));
+        Ok(())
+    }
+    fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let (g, q, current) = self
+            .state
+            .as_mut()
+            .ok_or_else(|| EngineError::NotInitialised(self.name.clone()))?;
+        let t0 = Instant::now();
+        let skipped = g.stage(batch.updates, batch.source, batch.strictness)?.skipped;
+        let update_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let counted = (|| -> Result<(u64, u64), EngineError> {
+            let after = self.inner.count(&g.to_csr(Version::New), q)?;
+            let common = self.inner.count(&g.to_csr(Version::Common), q)?;
+            Ok((after, common))
+        })();
+        let seconds = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        let (after, common) = match counted {
+            Ok(c) => c,
+            Err(e) => {
+                g.abort();
+                return Err(e);
+            }
+        };
+        g.commit();
+        let result = BatchResult {
+            positive: after - common,
+            negative: *current - common,
+            seconds,
+            update_seconds: update_seconds + t2.elapsed().as_secs_f64(),
+            skipped,
+            extra: Default::default(),
+        };
+        *current = after;
+        Ok(result)
+    }
+}

@@ -1,0 +1,245 @@
+//! `csm-gpu-probe`: prints the device, the read bandwidth of device, zero-copy
+//! and managed memory (sequential and random 128-byte lines; GCSM Sec. II-C),
+//! and the throughput of the intersection kernel, as Markdown tables.
+//!
+//! Usage: `csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH]`
+//! (sizes in bytes; defaults 1 GiB and 256 MiB). Exits with status 2 when no
+//! GPU is available.
+
+use std::process::ExitCode;
+
+use csm_gpu::intersect::PairRange;
+use csm_gpu::probe::{probe_memory, ProbeMemory, ProbeResult};
+use csm_gpu::{gpu_available, intersect_counts_timed, Gpu, GpuError};
+
+struct Args {
+    bytes: usize,
+    managed_bytes: usize,
+    json: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        bytes: 1 << 30,
+        managed_bytes: 256 << 20,
+        json: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--bytes" => args.bytes = parse_size(&value("--bytes")?)?,
+            "--managed-bytes" => args.managed_bytes = parse_size(&value("--managed-bytes")?)?,
+            "--json" => args.json = Some(value("--json")?),
+            "-h" | "--help" => {
+                return Err(
+                    "usage: csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH]".into(),
+                )
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(args)
+}
+
+fn parse_size(s: &str) -> Result<usize, String> {
+    s.parse::<usize>()
+        .map_err(|e| format!("bad size `{s}`: {e}"))
+}
+
+/// Paper/brief reference figures for the table (GB/s).
+fn reference(memory: ProbeMemory, random: bool) -> &'static str {
+    match (memory, random) {
+        (ProbeMemory::ZeroCopy, false) => "51",
+        (ProbeMemory::ZeroCopy, true) => "~6",
+        (ProbeMemory::Device, false) => "3200",
+        (ProbeMemory::Device, true) => "830",
+        (ProbeMemory::Managed, _) => "-",
+    }
+}
+
+/// splitmix64 stream for the synthetic intersection workload.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// `n_lists` sorted, duplicate-free lists over a universe of `universe` ids
+/// with skewed lengths (most short, a few up to `max_len`), and `n_pairs`
+/// random pairs of them.
+fn workload(
+    n_lists: usize,
+    max_len: u64,
+    universe: u64,
+    n_pairs: usize,
+) -> (Vec<u32>, Vec<PairRange>) {
+    let mut rng = Rng(42);
+    let mut lists = Vec::new();
+    let mut ranges = Vec::with_capacity(n_lists);
+    for _ in 0..n_lists {
+        // Length ~ max_len^u, u uniform: log-uniform, heavy tail.
+        let u = rng.below(1 << 20) as f64 / f64::from(1u32 << 20);
+        let len = ((max_len as f64).powf(u) as u64).clamp(1, max_len);
+        let mut v: Vec<u32> = (0..len).map(|_| rng.below(universe) as u32).collect();
+        v.sort_unstable();
+        v.dedup();
+        ranges.push((lists.len() as u32, v.len() as u32));
+        lists.extend_from_slice(&v);
+    }
+    let pairs = (0..n_pairs)
+        .map(|_| {
+            let a = ranges[rng.below(n_lists as u64) as usize];
+            let b = ranges[rng.below(n_lists as u64) as usize];
+            (a.0, a.1, b.0, b.1)
+        })
+        .collect();
+    (lists, pairs)
+}
+
+fn cpu_count(lists: &[u32], p: PairRange) -> u32 {
+    let a = &lists[p.0 as usize..(p.0 + p.1) as usize];
+    let b = &lists[p.2 as usize..(p.2 + p.3) as usize];
+    let (mut i, mut j, mut c) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                c += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    c
+}
+
+fn run(args: &Args) -> Result<(), GpuError> {
+    let gpu = Gpu::open(0)?;
+    let info = gpu.info();
+    println!("## Device\n");
+    println!(
+        "{} (sm_{}{}), {} SMs, L2 {} MiB, {:.1} GiB total / {:.1} GiB free, driver CUDA {}.{}, \
+         can map host memory: {}, concurrent managed access: {}\n",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.multiprocessors,
+        info.l2_cache_bytes >> 20,
+        info.total_mem as f64 / f64::from(1u32 << 30),
+        info.free_mem as f64 / f64::from(1u32 << 30),
+        info.driver_version.0,
+        info.driver_version.1,
+        info.can_map_host_memory,
+        info.concurrent_managed_access,
+    );
+
+    println!("## Read bandwidth (probe v1)\n");
+    println!(
+        "| memory | pattern | bytes/pass | passes | best GB/s | median GB/s | reference GB/s |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut results: Vec<ProbeResult> = Vec::new();
+    let plan = [
+        (ProbeMemory::Device, false, args.bytes),
+        (ProbeMemory::Device, true, args.bytes),
+        (ProbeMemory::ZeroCopy, false, args.bytes),
+        (ProbeMemory::ZeroCopy, true, args.bytes),
+        (ProbeMemory::Managed, false, args.managed_bytes),
+        (ProbeMemory::Managed, true, args.managed_bytes),
+    ];
+    for (memory, random, bytes) in plan {
+        match probe_memory(&gpu, memory, bytes, random, 5) {
+            Ok(r) => {
+                println!(
+                    "| {} | {} | {} | {} | {:.1} | {:.1} | {} |",
+                    memory.label(),
+                    if random {
+                        "random 128-B lines"
+                    } else {
+                        "sequential"
+                    },
+                    r.bytes,
+                    r.reps,
+                    r.best_gbps,
+                    r.median_gbps,
+                    reference(memory, random)
+                );
+                results.push(r);
+            }
+            Err(e) => println!(
+                "| {} | {} | {bytes} | - | error | {e} | |",
+                memory.label(),
+                if random { "random" } else { "sequential" }
+            ),
+        }
+    }
+
+    println!("\n## Intersection (intersect v1)\n");
+    println!("| lists | pairs | max len | sum of shorter lens | kernel ms | Mpairs/s | G shorter-elems/s | checked |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---|");
+    for (n_lists, max_len, n_pairs) in [(20_000usize, 64u64, 1usize << 20), (20_000, 4096, 1 << 20)]
+    {
+        let (lists, pairs) = workload(n_lists, max_len, 1 << 22, n_pairs);
+        // First call compiles and warms up; time the second.
+        intersect_counts_timed(&gpu, &lists, &pairs)?;
+        let (counts, ms) = intersect_counts_timed(&gpu, &lists, &pairs)?;
+        let shorter: u64 = pairs.iter().map(|p| u64::from(p.1.min(p.3))).sum();
+        let mut ok = true;
+        for i in (0..pairs.len()).step_by(97) {
+            if counts[i] != cpu_count(&lists, pairs[i]) {
+                ok = false;
+                break;
+            }
+        }
+        let s = f64::from(ms) * 1e-3;
+        println!(
+            "| {n_lists} | {n_pairs} | {max_len} | {shorter} | {ms:.3} | {:.1} | {:.2} | {} |",
+            n_pairs as f64 / s / 1e6,
+            shorter as f64 / s / 1e9,
+            if ok { "sample matches CPU" } else { "MISMATCH" }
+        );
+        if !ok {
+            return Err(GpuError::Driver(
+                "intersection result differs from the CPU reference".into(),
+            ));
+        }
+    }
+
+    if let Some(path) = &args.json {
+        let body = serde_json::json!({ "device": info, "probes": results });
+        std::fs::write(path, format!("{body:#}\n"))
+            .map_err(|e| GpuError::InvalidInput(format!("cannot write {path}: {e}")))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(64);
+        }
+    };
+    if let Err(e) = gpu_available() {
+        eprintln!("csm-gpu-probe: {e}");
+        return ExitCode::from(2);
+    }
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("csm-gpu-probe: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! [`DynamicGraph`]: the host-resident mutable graph of GCSM Sec. V-A / Fig. 5.
+//!
+//! Every vertex owns a contiguous, sorted neighbour array inside one arena,
+//! with headroom: an append that overflows moves the list to the arena's end
+//! with doubled capacity (amortised O(1) per insertion, as the paper's
+//! doubling arrays). A batch is processed in two phases:
+//!
+//! 1. [`DynamicGraph::stage`] validates the whole batch against the sequential
+//!    semantics (the graph stays untouched on error), then applies its net
+//!    effect in place: deleted neighbours are *marked* (top bit, the paper's
+//!    "-v"), inserted neighbours are *appended* behind the old list and sorted
+//!    among themselves. While staged, [`GraphView::nbrs`] serves N (old),
+//!    N ∩ N' (common) and N' (new) as windows on the same memory.
+//! 2. [`DynamicGraph::commit`] reorganises every touched list (step 4 of
+//!    Sec. V-A): marked entries are dropped and the appended part is merged in,
+//!    linear in the list length.
+
+use std::collections::HashMap;
+
+use crate::csr::CsrGraph;
+use crate::error::{ErrorKind, InputError};
+use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::view::{GraphView, Nbrs, Version, MARK};
+
+/// How [`DynamicGraph::stage`] treats an invalid update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strictness {
+    /// The first invalid update aborts the batch with its error.
+    #[default]
+    Strict,
+    /// Invalid updates are skipped and counted in [`BatchDelta::skipped`].
+    Lenient,
+}
+
+/// The net effect of a staged batch: G_k → G_k+1.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchDelta {
+    /// E' \ E (ΔE⁺), `u < v`.
+    pub inserted: Vec<Edge>,
+    /// E \ E' (ΔE⁻), `u < v`, with the label the edge had in G_k.
+    pub deleted: Vec<Edge>,
+    /// Vertices new in G_k+1, with their labels.
+    pub added_vertices: Vec<(VertexId, Label)>,
+    pub removed_vertices: Vec<VertexId>,
+    /// Updates skipped in lenient mode.
+    pub skipped: usize,
+    /// The first few skipped updates' errors (lenient mode).
+    pub skipped_errors: Vec<InputError>,
+}
+
+impl BatchDelta {
+    pub fn is_empty(&self) -> bool {
+        self.inserted.is_empty() && self.deleted.is_empty()
+    }
+}
+
+/// Mutable labelled graph with pending-batch views (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct DynamicGraph {
+    labels: Vec<Label>,
+    /// Per vertex: start of its array in the arena, live length, capacity,
+    /// length of the old (pre-batch) part, number of marked entries.
+    off: Vec<u64>,
+    len: Vec<u32>,
+    cap: Vec<u32>,
+    base: Vec<u32>,
+    marked: Vec<u32>,
+    ids: Vec<VertexId>,
+    /// Parallel to `ids` when the graph has edge labels.
+    elabels: Vec<Label>,
+    edge_labelled: bool,
+    num_edges: usize,
+    max_degree: usize,
+    /// Arena slots abandoned by relocated lists.
+    waste: usize,
+    pending: Option<Pending>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Pending {
+    touched: Vec<VertexId>,
+    delta: BatchDelta,
+    /// Vertex slots before staging (abort truncates back to it).
+    slots_before: usize,
+}
+
+impl DynamicGraph {
+    /// Builds the store from an edge list (validated as [`CsrGraph::from_data`]).
+    pub fn from_data(g: &GraphData) -> Result<DynamicGraph, InputError> {
+        Ok(Self::from_csr(&CsrGraph::from_data(g)?))
+    }
+
+    /// Builds the store from a snapshot: arrays laid out back to back.
+    pub fn from_csr(c: &CsrGraph) -> DynamicGraph {
+        let n = c.num_vertices();
+        let edge_labelled = c.edge_labelled();
+        let mut g = DynamicGraph {
+            labels: c.labels().to_vec(),
+            off: Vec::with_capacity(n),
+            len: Vec::with_capacity(n),
+            cap: Vec::with_capacity(n),
+            base: Vec::with_capacity(n),
+            marked: vec![0; n],
+            ids: c.neighbor_array().to_vec(),
+            elabels: Vec::new(),
+            edge_labelled,
+            num_edges: c.num_edges(),
+            max_degree: c.max_degree(),
+            waste: 0,
+            pending: None,
+        };
+        if edge_labelled {
+            g.elabels.reserve(g.ids.len());
+            for v in 0..n as VertexId {
+                g.elabels.extend_from_slice(c.edge_labels(v));
+            }
+        }
+        for v in 0..n {
+            let d = c.degree(v as VertexId) as u32;
+            g.off.push(c.offsets()[v]);
+            g.len.push(d);
+            g.cap.push(d);
+            g.base.push(d);
+        }
+        g
+    }
+
+    pub fn num_edges(&self) -> usize {
+        self.num_edges
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The staged batch's net effect, if one is pending.
+    pub fn pending_delta(&self) -> Option<&BatchDelta> {
+        self.pending.as_ref().map(|p| &p.delta)
+    }
+
+    /// Vertices whose lists the pending batch changed.
+    pub fn touched(&self) -> &[VertexId] {
+        self.pending.as_ref().map_or(&[], |p| &p.touched)
+    }
+
+    fn exists(&self, v: VertexId) -> bool {
+        (v as usize) < self.labels.len() && self.labels[v as usize] != ABSENT
+    }
+
+    fn slot(&self, v: VertexId) -> (usize, usize, usize) {
+        let v = v as usize;
+        (self.off[v] as usize, self.base[v] as usize, self.len[v] as usize)
+    }
+
+    /// Label of edge `(u, v)` in the committed graph (or G_k while pending).
+    pub fn edge_label(&self, u: VertexId, v: VertexId) -> Option<Label> {
+        if !self.exists(u) || !self.exists(v) {
+            return None;
+        }
+        self.nbrs(u, Version::Old).find(v)
+    }
+
+    /// Validates `updates` in order against the current graph, then stages
+    /// their net effect (see the module docs). Nothing changes on error.
+    ///
+    /// Errors name `source` and each update's line. Edge labels are ignored
+    /// (stored as 0) when the graph has no edge labels; a deletion removes the
+    /// edge whatever label it names.
+    pub fn stage(
+        &mut self,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Result<&BatchDelta, InputError> {
+        assert!(
+            self.pending.is_none(),
+            "stage() called while a batch is pending; commit() first"
+        );
+        let mut delta = self.validate(updates, source, strictness)?;
+        self.apply_delta(&mut delta);
+        Ok(&self.pending.as_ref().expect("just staged").delta)
+    }
+
+    /// [`DynamicGraph::stage`] followed by [`DynamicGraph::commit`].
+    pub fn apply(
+        &mut self,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Result<BatchDelta, InputError> {
+        self.stage(updates, source, strictness)?;
+        Ok(self.commit())
+    }
+
+    /// Sequential validation on an overlay of touched edges and vertices.
+    fn validate(
+        &self,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Result<BatchDelta, InputError> {
+        let mut ov = Overlay::default();
+        let mut out = BatchDelta::default();
+        for lu in updates {
+            if let Err(kind) = ov.step(self, lu.update) {
+                let err = InputError::new(source, lu.line, kind);
+                match strictness {
+                    Strictness::Strict => return Err(err),
+                    Strictness::Lenient => {
+                        out.skipped += 1;
+                        if out.skipped_errors.len() < 10 {
+                            out.skipped_errors.push(err);
+                        }
+                    }
+                }
+            }
+        }
+        for &key in &ov.edge_order {
+            let before = self.edge_label(key.0, key.1);
+            let after = ov.edges[&key];
+            if before == after {
+                continue;
+            }
+            if let Some(l) = before {
+                out.deleted.push(Edge::new(key.0, key.1, l));
+            }
+            if let Some(l) = after {
+                out.inserted.push(Edge::new(key.0, key.1, l));
+            }
+        }
+        for &v in &ov.vertex_order {
+            match (self.exists(v), ov.vertices[&v]) {
+                (false, Some(l)) => out.added_vertices.push((v, l)),
+                (true, None) => out.removed_vertices.push(v),
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_delta(&mut self, delta: &mut BatchDelta) {
+        let mut touched: Vec<VertexId> = Vec::new();
+        let slots_before = self.labels.len();
+        for &(v, l) in &delta.added_vertices {
+            self.ensure_slot(v);
+            self.labels[v as usize] = l;
+        }
+        for e in &delta.deleted {
+            for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                let (s, base, _) = self.slot(a);
+                let list = &mut self.ids[s..s + base];
+                let i = list
+                    .binary_search_by(|&x| (x & !MARK).cmp(&b))
+                    .expect("validated deletion");
+                list[i] |= MARK;
+                self.marked[a as usize] += 1;
+                touched.push(a);
+            }
+        }
+        for e in &delta.inserted {
+            for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                self.push(a, b, e.label);
+                touched.push(a);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for &v in &touched {
+            self.sort_delta(v);
+        }
+        self.pending = Some(Pending {
+            touched,
+            delta: std::mem::take(delta),
+            slots_before,
+        });
+    }
+
+    fn ensure_slot(&mut self, v: VertexId) {
+        let need = v as usize + 1;
+        if self.labels.len() < need {
+            let end = self.ids.len() as u64;
+            self.labels.resize(need, ABSENT);
+            self.off.resize(need, end);
+            self.len.resize(need, 0);
+            self.cap.resize(need, 0);
+            self.base.resize(need, 0);
+            self.marked.resize(need, 0);
+        }
+    }
+
+    fn push(&mut self, a: VertexId, b: VertexId, label: Label) {
+        let ai = a as usize;
+        if self.len[ai] == self.cap[ai] {
+            let (s, l) = (self.off[ai] as usize, self.len[ai] as usize);
+            let new_cap = (l * 2).max(4);
+            let new_off = self.ids.len();
+            self.ids.extend_from_within(s..s + l);
+            self.ids.resize(new_off + new_cap, 0);
+            if self.edge_labelled {
+                self.elabels.extend_from_within(s..s + l);
+                self.elabels.resize(new_off + new_cap, 0);
+            }
+            self.waste += self.cap[ai] as usize;
+            self.off[ai] = new_off as u64;
+            self.cap[ai] = new_cap as u32;
+        }
+        let p = self.off[ai] as usize + self.len[ai] as usize;
+        self.ids[p] = b;
+        if self.edge_labelled {
+            self.elabels[p] = label;
+        }
+        self.len[ai] += 1;
+    }
+
+    fn sort_delta(&mut self, v: VertexId) {
+        let (s, base, len) = self.slot(v);
+        if len - base < 2 {
+            return;
+        }
+        if self.edge_labelled {
+            let mut pairs: Vec<(VertexId, Label)> =
+                (s + base..s + len).map(|i| (self.ids[i], self.elabels[i])).collect();
+            pairs.sort_unstable();
+            for (k, (x, l)) in pairs.into_iter().enumerate() {
+                self.ids[s + base + k] = x;
+                self.elabels[s + base + k] = l;
+            }
+        } else {
+            self.ids[s + base..s + len].sort_unstable();
+        }
+    }
+
+    /// Reorganises every touched list (GCSM Sec. V-A step 4) and makes the
+    /// staged batch the committed graph. Returns the batch's net effect.
+    pub fn commit(&mut self) -> BatchDelta {
+        let Some(p) = self.pending.take() else {
+            return BatchDelta::default();
+        };
+        let mut scratch: Vec<(VertexId, Label)> = Vec::new();
+        let mut recompute_max = false;
+        for &v in &p.touched {
+            let (s, base, len) = self.slot(v);
+            let old_live = base;
+            // drop marked entries of the old part
+            let mut w = s;
+            for i in s..s + base {
+                if self.ids[i] & MARK == 0 {
+                    self.ids[w] = self.ids[i];
+                    if self.edge_labelled {
+                        self.elabels[w] = self.elabels[i];
+                    }
+                    w += 1;
+                }
+            }
+            // merge the appended part in from the back
+            scratch.clear();
+            scratch.extend((s + base..s + len).map(|i| (self.ids[i], self.label_at(i))));
+            let mut i = w; // one past the last kept old entry
+            let mut j = scratch.len();
+            let mut k = w + scratch.len();
+            while j > 0 {
+                if i > s && self.ids[i - 1] > scratch[j - 1].0 {
+                    self.ids[k - 1] = self.ids[i - 1];
+                    if self.edge_labelled {
+                        self.elabels[k - 1] = self.elabels[i - 1];
+                    }
+                    i -= 1;
+                } else {
+                    self.ids[k - 1] = scratch[j - 1].0;
+                    if self.edge_labelled {
+                        self.elabels[k - 1] = scratch[j - 1].1;
+                    }
+                    j -= 1;
+                }
+                k -= 1;
+            }
+            let new_len = (w - s) + scratch.len();
+            let vi = v as usize;
+            self.len[vi] = new_len as u32;
+            self.base[vi] = new_len as u32;
+            self.marked[vi] = 0;
+            if old_live == self.max_degree && new_len < old_live {
+                recompute_max = true;
+            }
+            self.max_degree = self.max_degree.max(new_len);
+        }
+        for &v in &p.delta.removed_vertices {
+            self.labels[v as usize] = ABSENT;
+        }
+        self.num_edges = self.num_edges + p.delta.inserted.len() - p.delta.deleted.len();
+        if recompute_max {
+            self.max_degree = self.len.iter().map(|&l| l as usize).max().unwrap_or(0);
+        }
+        if self.waste > self.ids.len() / 2 {
+            self.compact();
+        }
+        p.delta
+    }
+
+    /// Drops a staged batch, restoring G_k exactly (appended entries removed,
+    /// marks cleared, added vertices absent again).
+    pub fn abort(&mut self) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        for &v in &p.touched {
+            let (s, base, _) = self.slot(v);
+            for e in &mut self.ids[s..s + base] {
+                *e &= !MARK;
+            }
+            self.len[v as usize] = base as u32;
+            self.marked[v as usize] = 0;
+        }
+        for &(v, _) in &p.delta.added_vertices {
+            self.labels[v as usize] = ABSENT;
+        }
+        let n = p.slots_before;
+        self.labels.truncate(n);
+        self.off.truncate(n);
+        self.len.truncate(n);
+        self.cap.truncate(n);
+        self.base.truncate(n);
+        self.marked.truncate(n);
+    }
+
+    fn label_at(&self, i: usize) -> Label {
+        if self.edge_labelled {
+            self.elabels[i]
+        } else {
+            0
+        }
+    }
+
+    /// Rewrites the arena without abandoned slots (keeps each list's headroom).
+    fn compact(&mut self) {
+        let mut ids = Vec::with_capacity(self.ids.len() - self.waste);
+        let mut el = Vec::new();
+        for v in 0..self.labels.len() {
+            let (s, c) = (self.off[v] as usize, self.cap[v] as usize);
+            self.off[v] = ids.len() as u64;
+            ids.extend_from_slice(&self.ids[s..s + c]);
+            if self.edge_labelled {
+                el.extend_from_slice(&self.elabels[s..s + c]);
+            }
+        }
+        self.ids = ids;
+        self.elabels = el;
+        self.waste = 0;
+    }
+
+    /// The committed graph (G_k while a batch is pending) as an edge list.
+    pub fn to_data(&self) -> GraphData {
+        self.to_csr(Version::Old).to_data()
+    }
+
+    /// A snapshot of one version.
+    pub fn to_csr(&self, ver: Version) -> CsrGraph {
+        CsrGraph::from_view(self, ver)
+    }
+
+    /// Bytes held by the store, headroom and abandoned slots included.
+    pub fn memory_bytes(&self) -> usize {
+        self.labels.len() * (4 + 8 + 4 * 4) + self.ids.capacity() * 4 + self.elabels.capacity() * 4
+    }
+
+    /// The raw layout of `v`'s list: (old part with marks, appended part).
+    /// GPU stores mirror this (GCSM Fig. 5).
+    pub fn raw_list(&self, v: VertexId) -> (&[VertexId], &[VertexId]) {
+        if v as usize >= self.labels.len() {
+            return (&[], &[]);
+        }
+        let (s, base, len) = self.slot(v);
+        (&self.ids[s..s + base], &self.ids[s + base..s + len])
+    }
+}
+
+impl GraphView for DynamicGraph {
+    fn num_vertices(&self) -> usize {
+        self.labels.len()
+    }
+    fn labels(&self) -> &[Label] {
+        &self.labels
+    }
+    #[inline]
+    fn nbrs(&self, v: VertexId, ver: Version) -> Nbrs<'_> {
+        let vi = v as usize;
+        if vi >= self.labels.len() {
+            return Nbrs::EMPTY;
+        }
+        let s = self.off[vi] as usize;
+        let base = self.base[vi] as usize;
+        let len = if ver == Version::New {
+            self.len[vi] as usize
+        } else {
+            base
+        };
+        let (bl, dl): (&[Label], &[Label]) = if self.edge_labelled {
+            (&self.elabels[s..s + base], &self.elabels[s + base..s + len])
+        } else {
+            (&[], &[])
+        };
+        Nbrs {
+            base: &self.ids[s..s + base],
+            base_labels: bl,
+            delta: &self.ids[s + base..s + len],
+            delta_labels: dl,
+            skip_marked: ver != Version::Old,
+            marked: self.marked[vi],
+        }
+    }
+    fn edge_labelled(&self) -> bool {
+        self.edge_labelled
+    }
+    fn max_degree(&self) -> usize {
+        // while pending, appended entries can exceed the committed maximum
+        match &self.pending {
+            None => self.max_degree,
+            Some(p) => p
+                .touched
+                .iter()
+                .map(|&v| self.len[v as usize] as usize)
+                .fold(self.max_degree, usize::max),
+        }
+    }
+}
+
+/// The sequential state of touched edges and vertices during validation.
+#[derive(Default)]
+struct Overlay {
+    edges: HashMap<(VertexId, VertexId), Option<Label>>,
+    edge_order: Vec<(VertexId, VertexId)>,
+    vertices: HashMap<VertexId, Option<Label>>,
+    vertex_order: Vec<VertexId>,
+}
+
+impl Overlay {
+    fn vertex(&self, g: &DynamicGraph, v: VertexId) -> Option<Label> {
+        match self.vertices.get(&v) {
+            Some(&s) => s,
+            None if g.exists(v) => Some(g.labels[v as usize]),
+            None => None,
+        }
+    }
+
+    fn edge(&self, g: &DynamicGraph, key: (VertexId, VertexId)) -> Option<Label> {
+        match self.edges.get(&key) {
+            Some(&s) => s,
+            None => g.edge_label(key.0, key.1),
+        }
+    }
+
+    fn set_edge(&mut self, key: (VertexId, VertexId), state: Option<Label>) {
+        if self.edges.insert(key, state).is_none() {
+            self.edge_order.push(key);
+        }
+    }
+
+    fn set_vertex(&mut self, v: VertexId, state: Option<Label>) {
+        if self.vertices.insert(v, state).is_none() {
+            self.vertex_order.push(v);
+        }
+    }
+
+    fn step(&mut self, g: &DynamicGraph, u: Update) -> Result<(), ErrorKind> {
+        match u {
+            Update::AddVertex { id, label } => {
+                if id > MAX_VERTEX_ID {
+                    return Err(ErrorKind::VertexIdTooLarge(id as u64));
+                }
+                if label == ABSENT {
+                    return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
+                }
+                if self.vertex(g, id).is_some() {
+                    return Err(ErrorKind::DuplicateVertex(id));
+                }
+                if g.exists(id) && g.labels[id as usize] != label {
+                    return Err(ErrorKind::VertexReAdded(id));
+                }
+                self.set_vertex(id, Some(label));
+            }
+            Update::RemoveVertex { id } => {
+                if self.vertex(g, id).is_none() {
+                    return Err(ErrorKind::UnknownVertex(id));
+                }
+                // delete every edge incident to `id` in the current state
+                let mut incident: Vec<(VertexId, VertexId)> = Vec::new();
+                if g.exists(id) {
+                    for (w, _) in g.nbrs(id, Version::Old).iter() {
+                        incident.push((id.min(w), id.max(w)));
+                    }
+                }
+                incident.extend(self.edge_order.iter().copied().filter(|k| k.0 == id || k.1 == id));
+                for key in incident {
+                    if self.edge(g, key).is_some() {
+                        self.set_edge(key, None);
+                    }
+                }
+                self.set_vertex(id, None);
+            }
+            Update::AddEdge(e) => {
+                let key = self.check_endpoints(g, e)?;
+                if self.edge(g, key).is_some() {
+                    return Err(ErrorKind::DuplicateEdge(key.0, key.1));
+                }
+                self.set_edge(key, Some(if g.edge_labelled { e.label } else { 0 }));
+            }
+            Update::RemoveEdge(e) => {
+                let key = self.check_endpoints(g, e)?;
+                if self.edge(g, key).is_none() {
+                    return Err(ErrorKind::MissingEdge(key.0, key.1));
+                }
+                self.set_edge(key, None);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_endpoints(&self, g: &DynamicGraph, e: Edge) -> Result<(VertexId, VertexId), ErrorKind> {
+        if e.u == e.v {
+            return Err(ErrorKind::SelfLoop(e.u));
+        }
+        for x in [e.u, e.v] {
+            if self.vertex(g, x).is_none() {
+                return Err(ErrorKind::UnknownVertex(x));
+            }
+        }
+        Ok(e.key())
+    }
+}

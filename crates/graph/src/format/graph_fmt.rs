@@ -1,0 +1,408 @@
+//! The "graph" format of the SubgraphMatching / RapidFlow studies, and the
+//! shared `v`/`e` record reader that the CSM graph format also uses.
+//!
+//! ```text
+//! t <num vertices> <num edges>
+//! v <id> <label> [<degree>]
+//! e <u> <v> [<edge label>]
+//! ```
+//!
+//! Rules (strict mode): `t` is the first data line and appears once; a vertex
+//! is declared by a `v` line before any `e` line uses it; ids are unique; edges
+//! are undirected, listed once, and never loops. At the end the header counts
+//! and every declared degree are checked against the file. `#` lines are
+//! comments. Vertex ids need not be dense: `labels` is sized to the largest id
+//! plus one and undeclared ids stay [`ABSENT`].
+//!
+//! Lenient mode skips (and counts) every bad line; since skipping changes the
+//! counts, it does not check header counts or degrees, and a missing header is
+//! only noted in [`ReadReport::first_errors`].
+
+use super::lex::{data_lines, malformed, pair_key, parse_count, parse_id, parse_label, Fields, PairSet, Sink};
+use super::{ReadOptions, ReadReport};
+use crate::error::{ErrorKind, InputError};
+use crate::types::{Edge, GraphData, Label, VertexId, ABSENT, NO_EDGE_LABEL};
+use std::io::{self, Write};
+
+/// Which `v`/`e` dialect a file is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// `t N M` header required.
+    Graph,
+    /// No header (CSM-study graph files).
+    Csm,
+}
+
+/// Accumulates `v` and `e` records and enforces the strict rules.
+struct Builder {
+    labels: Vec<Label>,
+    edges: Vec<Edge>,
+    seen: PairSet,
+    degree: Vec<u32>,
+    /// `(line, id, declared degree)` of every `v` line with a degree field.
+    declared: Vec<(usize, VertexId, u64)>,
+    num_vertices: u64,
+    edge_labelled: bool,
+}
+
+impl Builder {
+    fn new(vertices_hint: u64, edges_hint: u64) -> Self {
+        // A bogus header must not make us allocate gigabytes up front.
+        let vh = vertices_hint.min(1 << 24) as usize;
+        let eh = edges_hint.min(1 << 24) as usize;
+        let mut seen = PairSet::default();
+        seen.reserve(eh);
+        Builder {
+            labels: Vec::with_capacity(vh),
+            edges: Vec::with_capacity(eh),
+            seen,
+            degree: Vec::with_capacity(vh),
+            declared: Vec::new(),
+            num_vertices: 0,
+            edge_labelled: false,
+        }
+    }
+
+    fn exists(&self, id: VertexId) -> bool {
+        self.labels.get(id as usize).is_some_and(|&l| l != ABSENT)
+    }
+
+    fn add_vertex(&mut self, line: usize, id: VertexId, label: Label, degree: Option<u64>) -> Result<(), ErrorKind> {
+        if self.exists(id) {
+            return Err(ErrorKind::DuplicateVertex(id));
+        }
+        let i = id as usize;
+        if i >= self.labels.len() {
+            self.labels.resize(i + 1, ABSENT);
+            self.degree.resize(i + 1, 0);
+        }
+        self.labels[i] = label;
+        self.num_vertices += 1;
+        if let Some(d) = degree {
+            self.declared.push((line, id, d));
+        }
+        Ok(())
+    }
+
+    fn add_edge(&mut self, u: VertexId, v: VertexId, label: Option<Label>) -> Result<(), ErrorKind> {
+        if u == v {
+            return Err(ErrorKind::SelfLoop(u));
+        }
+        for x in [u, v] {
+            if !self.exists(x) {
+                return Err(ErrorKind::UnknownVertex(x));
+            }
+        }
+        if !self.seen.insert(pair_key(u, v)) {
+            return Err(ErrorKind::DuplicateEdge(u, v));
+        }
+        self.edge_labelled |= label.is_some();
+        self.edges.push(Edge::new(u, v, label.unwrap_or(NO_EDGE_LABEL)));
+        self.degree[u as usize] += 1;
+        self.degree[v as usize] += 1;
+        Ok(())
+    }
+
+    /// First declared degree that disagrees with the edges, in file order.
+    fn degree_mismatch(&self) -> Option<(usize, ErrorKind)> {
+        self.declared.iter().find_map(|&(line, id, d)| {
+            let actual = u64::from(self.degree[id as usize]);
+            (actual != d).then(|| {
+                (
+                    line,
+                    malformed(format!("vertex {id} declares degree {d} but has {actual} edges")),
+                )
+            })
+        })
+    }
+
+    fn finish(self) -> GraphData {
+        GraphData {
+            labels: self.labels,
+            edges: self.edges,
+            edge_labelled: self.edge_labelled,
+        }
+    }
+}
+
+/// `v <id> <label> [<degree>]`
+fn vertex_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind> {
+    if !(3..=4).contains(&f.n) {
+        return Err(malformed(format!(
+            "`v` line needs `v <id> <label> [<degree>]`, found {} fields",
+            f.n
+        )));
+    }
+    let id = parse_id(f.get(1), "vertex id")?;
+    let label = parse_label(f.get(2), "vertex label")?;
+    let degree = if f.n == 4 {
+        Some(parse_count(f.get(3), "degree")?)
+    } else {
+        None
+    };
+    b.add_vertex(line, id, label, degree)
+}
+
+/// `e <u> <v> [<label>]`
+fn edge_record(b: &mut Builder, f: &Fields) -> Result<(), ErrorKind> {
+    if !(3..=4).contains(&f.n) {
+        return Err(malformed(format!(
+            "`e` line needs `e <u> <v> [<label>]`, found {} fields",
+            f.n
+        )));
+    }
+    let u = parse_id(f.get(1), "vertex id")?;
+    let v = parse_id(f.get(2), "vertex id")?;
+    let label = if f.n == 4 {
+        Some(parse_label(f.get(3), "edge label")?)
+    } else {
+        None
+    };
+    b.add_edge(u, v, label)
+}
+
+/// `t <vertices> <edges>`
+fn header_record(f: &Fields) -> Result<(u64, u64), ErrorKind> {
+    if f.n != 3 {
+        return Err(malformed(format!(
+            "header needs `t <vertices> <edges>`, found {} fields",
+            f.n
+        )));
+    }
+    Ok((
+        parse_count(f.get(1), "vertex count")?,
+        parse_count(f.get(2), "edge count")?,
+    ))
+}
+
+/// Reads a `v`/`e` graph file in the given dialect.
+pub(crate) fn read_ve(
+    content: &str,
+    source_name: &str,
+    opts: &ReadOptions,
+    dialect: Dialect,
+) -> Result<(GraphData, ReadReport), InputError> {
+    let mut sink = Sink::new(source_name, opts.lenient);
+    let mut lines = data_lines(content).peekable();
+    // (line, vertices, edges) of the header.
+    let mut header: Option<(usize, u64, u64)> = None;
+    if dialect == Dialect::Graph {
+        match lines.peek() {
+            Some(&(line, text)) if text.split_ascii_whitespace().next() == Some("t") => {
+                lines.next();
+                match header_record(&Fields::split(text)) {
+                    Ok((n, m)) => header = Some((line, n, m)),
+                    Err(k) => sink.skip(line, k)?,
+                }
+            }
+            Some(&(line, _)) => {
+                let k = malformed("missing header: the first data line must be `t <vertices> <edges>`");
+                if opts.lenient {
+                    sink.note(line, k);
+                } else {
+                    return Err(sink.err(line, k));
+                }
+            }
+            None => {}
+        }
+    }
+    let (nh, mh) = header.map_or((0, 0), |(_, n, m)| (n, m));
+    let mut b = Builder::new(nh, mh);
+    for (line, text) in lines {
+        let f = Fields::split(text);
+        let r = match (f.get(0), dialect) {
+            ("v", _) => vertex_record(&mut b, line, &f),
+            ("e", _) => edge_record(&mut b, &f),
+            ("t", Dialect::Graph) => Err(malformed("the `t` header must be the first data line and appear once")),
+            ("t", Dialect::Csm) => Err(malformed(
+                "unexpected `t` header in a CSM graph file (use the graph format)",
+            )),
+            (tok @ ("-v" | "-e"), _) => Err(malformed(format!("update record `{tok}` in a graph file"))),
+            (tok, Dialect::Graph) => Err(malformed(format!("unknown record `{tok}` (expected t, v or e)"))),
+            (tok, Dialect::Csm) => Err(malformed(format!("unknown record `{tok}` (expected v or e)"))),
+        };
+        if let Err(k) = r {
+            sink.skip(line, k)?;
+        }
+    }
+    if !opts.lenient {
+        if let Some((line, n, m)) = header {
+            if n != b.num_vertices {
+                let k = malformed(format!(
+                    "header declares {n} vertices but the file has {} `v` lines",
+                    b.num_vertices
+                ));
+                return Err(sink.err(line, k));
+            }
+            if m != b.edges.len() as u64 {
+                let k = malformed(format!(
+                    "header declares {m} edges but the file has {} `e` lines",
+                    b.edges.len()
+                ));
+                return Err(sink.err(line, k));
+            }
+        }
+        if let Some((line, k)) = b.degree_mismatch() {
+            return Err(sink.err(line, k));
+        }
+    }
+    Ok((b.finish(), sink.report))
+}
+
+/// Reads a graph-format file (see the module docs).
+pub fn read_graph_format(
+    content: &str,
+    source_name: &str,
+    opts: &ReadOptions,
+) -> Result<(GraphData, ReadReport), InputError> {
+    read_ve(content, source_name, opts, Dialect::Graph)
+}
+
+/// Writes `v` and `e` lines; `degree` adds the degree field to `v` lines and
+/// edge labels are written iff `g.edge_labelled`.
+pub(crate) fn write_ve(g: &GraphData, degree: bool, w: &mut impl Write) -> io::Result<()> {
+    let mut deg = vec![0u32; if degree { g.labels.len() } else { 0 }];
+    if degree {
+        for e in &g.edges {
+            deg[e.u as usize] += 1;
+            deg[e.v as usize] += 1;
+        }
+    }
+    for (id, &l) in g.labels.iter().enumerate() {
+        if l == ABSENT {
+            continue;
+        }
+        if degree {
+            writeln!(w, "v {id} {l} {}", deg[id])?;
+        } else {
+            writeln!(w, "v {id} {l}")?;
+        }
+    }
+    for e in &g.edges {
+        if g.edge_labelled {
+            writeln!(w, "e {} {} {}", e.u, e.v, e.label)?;
+        } else {
+            writeln!(w, "e {} {}", e.u, e.v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `g` in the graph format (`t N M` with N the number of present
+/// vertices, then `v id label degree` and `e u v [label]` lines).
+pub fn write_graph_format(g: &GraphData, w: &mut impl Write) -> io::Result<()> {
+    let n = g.labels.iter().filter(|&&l| l != ABSENT).count();
+    writeln!(w, "t {n} {}", g.edges.len())?;
+    write_ve(g, true, w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict() -> ReadOptions {
+        ReadOptions::default()
+    }
+
+    fn lenient() -> ReadOptions {
+        ReadOptions {
+            lenient: true,
+            ..ReadOptions::default()
+        }
+    }
+
+    fn err(content: &str) -> InputError {
+        read_graph_format(content, "g.graph", &strict()).unwrap_err()
+    }
+
+    #[test]
+    fn reads_a_small_graph() {
+        let c = "# comment\nt 3 2\nv 0 1 1\nv 1 2 2\nv 2 1 1\ne 0 1\ne 1 2\n";
+        let (g, r) = read_graph_format(c, "x", &strict()).unwrap();
+        assert_eq!(g.labels, vec![1, 2, 1]);
+        assert_eq!(g.edges, vec![Edge::new(0, 1, 0), Edge::new(1, 2, 0)]);
+        assert!(!g.edge_labelled);
+        assert_eq!(r, ReadReport::default());
+    }
+
+    #[test]
+    fn edge_labels_and_optional_degree() {
+        let c = "t 2 1\nv 0 0\nv 1 0 1\ne 0 1 7\n";
+        let (g, _) = read_graph_format(c, "x", &strict()).unwrap();
+        assert!(g.edge_labelled);
+        assert_eq!(g.edges, vec![Edge::new(0, 1, 7)]);
+    }
+
+    #[test]
+    fn named_errors_with_lines() {
+        let e = err("t 2 1\nv 0 0 1\nv 1 0 1\ne 0 1 2 3\n");
+        assert_eq!((e.line, e.source_name.as_str()), (4, "g.graph"));
+        assert!(matches!(e.kind, ErrorKind::Malformed(_)));
+        assert_eq!(err("t 2 1\nv 0 0\ne 0 1\n").kind, ErrorKind::UnknownVertex(1));
+        assert_eq!(err("t 2 1\nv 0 0\ne 0 1\n").line, 3);
+        let e = err("t 2 2\nv 0 0\nv 1 0\ne 0 1\ne 1 0\n");
+        assert_eq!((e.line, e.kind), (5, ErrorKind::DuplicateEdge(1, 0)));
+        let e = err("t 1 1\nv 0 0\ne 0 0\n");
+        assert_eq!((e.line, e.kind), (3, ErrorKind::SelfLoop(0)));
+        let e = err("t 2 0\nv 0 0\nv 0 1\n");
+        assert_eq!((e.line, e.kind), (3, ErrorKind::DuplicateVertex(0)));
+        let e = err("t 1 0\n\nv 2147483647 0\n");
+        assert_eq!((e.line, e.kind), (3, ErrorKind::VertexIdTooLarge(2147483647)));
+        let e = err("t 1 0\nv x 0\n");
+        assert_eq!(e.line, 2);
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("`x`")));
+        let e = err("t 1 0\nq 1 2\n");
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("unknown record `q`")));
+    }
+
+    #[test]
+    fn header_and_degree_checks() {
+        let e = err("v 0 0\n");
+        assert_eq!(e.line, 1);
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("missing header")));
+        let e = err("# c\nt 3 0\nv 0 0\nv 1 0\n");
+        assert_eq!(e.line, 2);
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("3 vertices")));
+        let e = err("t 2 2\nv 0 0\nv 1 0\ne 0 1\n");
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("2 edges")));
+        let e = err("t 2 1\nv 0 0 1\nv 1 0 2\ne 0 1\n");
+        assert_eq!(e.line, 3);
+        assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("declares degree 2 but has 1")));
+        let e = err("t 1 0\nv 0 0\nt 1 0\n");
+        assert_eq!(e.line, 3);
+    }
+
+    #[test]
+    fn lenient_skips_and_counts() {
+        let c = "t 9 9\nv 0 0\nv 0 1\nv 1 0\nbad\ne 0 1\ne 1 0\ne 0 0\ne 0 5\nv 99999999999 0\ne 0 1 2 3 4\n\
+                 e 0 x\nv 2 0\ne 1 2\ne 2 1\ne 2 2\n";
+        let (g, r) = read_graph_format(c, "x", &lenient()).unwrap();
+        assert_eq!(g.labels, vec![0, 0, 0]);
+        assert_eq!(g.edges, vec![Edge::new(0, 1, 0), Edge::new(1, 2, 0)]);
+        assert_eq!(r.skipped, 10);
+        assert_eq!(r.first_errors.len(), 10);
+        assert_eq!(r.first_errors[0].line, 3);
+        assert_eq!(r.first_errors[0].kind, ErrorKind::DuplicateVertex(0));
+        assert_eq!(r.first_errors[1].line, 5);
+        let lines: Vec<usize> = r.first_errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![3, 5, 7, 8, 9, 10, 11, 12, 15, 16]);
+        assert_eq!(r.first_errors[9].kind, ErrorKind::SelfLoop(2));
+        // More than ten bad lines: all counted, ten kept.
+        let many = format!("t 1 0\nv 0 0\n{}", "junk\n".repeat(25));
+        let (_, r) = read_graph_format(&many, "x", &lenient()).unwrap();
+        assert_eq!((r.skipped, r.first_errors.len()), (25, 10));
+        // Missing header is only noted.
+        let (g, r) = read_graph_format("v 0 0\n", "x", &lenient()).unwrap();
+        assert_eq!(g.labels, vec![0]);
+        assert_eq!((r.skipped, r.first_errors.len()), (0, 1));
+    }
+
+    #[test]
+    fn sparse_ids_stay_absent() {
+        let (g, _) = read_graph_format("t 2 1\nv 3 1\nv 1 2\ne 3 1\n", "x", &strict()).unwrap();
+        assert_eq!(g.labels, vec![ABSENT, 2, ABSENT, 1]);
+        let mut out = Vec::new();
+        write_graph_format(&g, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "t 2 1\nv 1 2 1\nv 3 1 1\ne 3 1\n");
+    }
+}

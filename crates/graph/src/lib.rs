@@ -1,0 +1,23 @@
+//! csm-graph: the data side of csm.
+//!
+//! * [`types`]: ids, labels, edges, updates, the owned edge list [`GraphData`].
+//! * [`dynamic`]: [`DynamicGraph`], the host-resident mutable store of GCSM
+//!   Sec. V-A / Fig. 5, with old/new/common neighbour views while a batch is pending.
+//! * [`csr`]: [`CsrGraph`], an immutable snapshot for static matching, packing and upload.
+//! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
+//! * [`format`]: readers and writers for the graph and update-stream formats.
+//! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
+
+pub mod csr;
+pub mod dynamic;
+pub mod error;
+pub mod format;
+pub mod gen;
+pub mod types;
+pub mod view;
+
+pub use csr::CsrGraph;
+pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
+pub use error::{ErrorKind, InputError};
+pub use types::*;
+pub use view::{GraphView, Nbrs, Version};

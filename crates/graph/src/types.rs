@@ -1,0 +1,100 @@
+//! Plain data shared by every crate: ids, labels, edges, updates and an
+//! owned edge-list graph ([`GraphData`]) that formats and generators produce
+//! and graph stores are built from.
+
+use serde::{Deserialize, Serialize};
+
+/// A data or query vertex id. Data vertex ids must stay below [`MAX_VERTEX_ID`]:
+/// the top bit of a stored neighbour marks a deleted edge (GCSM Sec. V-A, step 3).
+pub type VertexId = u32;
+/// A vertex or edge label.
+pub type Label = u32;
+
+/// Largest vertex id a graph store accepts (the top bit is the deletion mark).
+pub const MAX_VERTEX_ID: VertexId = (1 << 31) - 2;
+/// Label of an absent vertex slot (ids below the largest id that were never declared).
+pub const ABSENT: Label = u32::MAX;
+/// Edge label used when a graph carries no edge labels.
+pub const NO_EDGE_LABEL: Label = 0;
+
+/// An undirected labelled edge. Stores keep `u < v` after [`Edge::normalized`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Edge {
+    pub u: VertexId,
+    pub v: VertexId,
+    pub label: Label,
+}
+
+impl Edge {
+    pub fn new(u: VertexId, v: VertexId, label: Label) -> Self {
+        Edge { u, v, label }
+    }
+    /// The same edge with `u <= v`.
+    pub fn normalized(self) -> Self {
+        if self.u <= self.v {
+            self
+        } else {
+            Edge {
+                u: self.v,
+                v: self.u,
+                label: self.label,
+            }
+        }
+    }
+    /// The unordered endpoint pair, smaller id first.
+    pub fn key(&self) -> (VertexId, VertexId) {
+        (self.u.min(self.v), self.u.max(self.v))
+    }
+}
+
+/// One element of an update stream (CSM-study format: `v`, `-v`, `e`, `-e`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Update {
+    AddVertex {
+        id: VertexId,
+        label: Label,
+    },
+    /// Removes the vertex and, implicitly, every edge still incident to it.
+    RemoveVertex {
+        id: VertexId,
+    },
+    AddEdge(Edge),
+    RemoveEdge(Edge),
+}
+
+/// An update with the place it came from, so that errors can name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocatedUpdate {
+    /// 1-based line in the source; for generated streams the line it would have
+    /// when written out.
+    pub line: usize,
+    pub update: Update,
+}
+
+/// An owned edge-list graph: what parsers and generators produce.
+///
+/// Vertex `i` exists iff `labels[i] != ABSENT`. Edges are undirected and listed
+/// once each; a builder rejects duplicates and self-loops.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphData {
+    pub labels: Vec<Label>,
+    pub edges: Vec<Edge>,
+    /// Whether edge labels carry meaning (else every edge has [`NO_EDGE_LABEL`]).
+    pub edge_labelled: bool,
+}
+
+impl GraphData {
+    pub fn num_vertices(&self) -> usize {
+        self.labels.len()
+    }
+    pub fn num_edges(&self) -> usize {
+        self.edges.len()
+    }
+    /// Number of distinct vertex labels among present vertices.
+    pub fn num_vertex_labels(&self) -> usize {
+        let mut l: Vec<Label> = self.labels.iter().copied().filter(|&l| l != ABSENT).collect();
+        l.sort_unstable();
+        l.dedup();
+        l.len()
+    }
+}

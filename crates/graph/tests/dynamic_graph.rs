@@ -1,0 +1,206 @@
+//! DynamicGraph against a plain set model: the three views while a batch is
+//! pending, the committed graph afterwards, and invalid input leaving the
+//! graph unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use csm_graph::{
+    CsrGraph, DynamicGraph, Edge, ErrorKind, GraphData, GraphView, LocatedUpdate, Strictness, Update, Version, ABSENT,
+};
+use proptest::prelude::*;
+
+fn data(n: u32, edges: &BTreeMap<(u32, u32), u32>, labelled: bool) -> GraphData {
+    GraphData {
+        labels: (0..n).map(|v| v % 3).collect(),
+        edges: edges.iter().map(|(&(u, v), &l)| Edge::new(u, v, l)).collect(),
+        edge_labelled: labelled,
+    }
+}
+
+fn lu(line: usize, update: Update) -> LocatedUpdate {
+    LocatedUpdate { line, update }
+}
+
+fn list(g: &DynamicGraph, v: u32, ver: Version) -> Vec<(u32, u32)> {
+    g.nbrs(v, ver).to_vec()
+}
+
+fn model_list(edges: &BTreeMap<(u32, u32), u32>, v: u32) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = edges
+        .iter()
+        .filter_map(|(&(a, b), &l)| {
+            if a == v {
+                Some((b, l))
+            } else if b == v {
+                Some((a, l))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Old / common / new views equal the model's N, N ∩ N', N' for every
+    /// vertex; after commit the graph equals G'; net delta is E'\E and E\E'.
+    #[test]
+    fn views_follow_the_model(n in 3u32..12,
+                              init in prop::collection::vec((0u32..12, 0u32..12, 0u32..3), 0..40),
+                              ops in prop::collection::vec((0u32..12, 0u32..12, 0u32..3, any::<bool>()), 1..40),
+                              labelled in any::<bool>(),
+                              rounds in 1usize..4) {
+        let mut old: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        for (u, v, l) in init {
+            let (u, v) = (u % n, v % n);
+            if u != v { old.insert((u.min(v), u.max(v)), if labelled { l } else { 0 }); }
+        }
+        let mut g = DynamicGraph::from_data(&data(n, &old, labelled)).unwrap();
+        for round in 0..rounds {
+            // build a valid sequential batch from `ops`
+            let mut cur = old.clone();
+            let mut batch = Vec::new();
+            for (k, &(u, v, l, ins)) in ops.iter().enumerate() {
+                let (u, v) = ((u + round as u32) % n, v % n);
+                if u == v { continue; }
+                let key = (u.min(v), u.max(v));
+                let l = if labelled { l } else { 0 };
+                if ins && !cur.contains_key(&key) {
+                    cur.insert(key, l);
+                    batch.push(lu(k + 1, Update::AddEdge(Edge::new(u, v, l))));
+                } else if !ins && cur.contains_key(&key) {
+                    cur.remove(&key);
+                    batch.push(lu(k + 1, Update::RemoveEdge(Edge::new(u, v, 0))));
+                }
+            }
+            let delta = g.stage(&batch, "t", Strictness::Strict).unwrap().clone();
+            let common: BTreeMap<(u32, u32), u32> = old.iter().filter(|(k, l)| cur.get(k) == Some(l)).map(|(k, l)| (*k, *l)).collect();
+            for v in 0..n {
+                prop_assert_eq!(list(&g, v, Version::Old), model_list(&old, v));
+                prop_assert_eq!(list(&g, v, Version::New), model_list(&cur, v));
+                prop_assert_eq!(list(&g, v, Version::Common), model_list(&common, v));
+                for ver in [Version::Old, Version::Common, Version::New] {
+                    let nb = g.nbrs(v, ver);
+                    prop_assert_eq!(nb.len(), nb.iter().count());
+                }
+            }
+            let ins: BTreeSet<Edge> = cur.iter().filter(|(k, l)| old.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
+            let del: BTreeSet<Edge> = old.iter().filter(|(k, l)| cur.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
+            prop_assert_eq!(delta.inserted.iter().copied().collect::<BTreeSet<_>>(), ins);
+            prop_assert_eq!(delta.deleted.iter().copied().collect::<BTreeSet<_>>(), del);
+            g.commit();
+            for v in 0..n {
+                prop_assert_eq!(list(&g, v, Version::New), model_list(&cur, v));
+                prop_assert_eq!(list(&g, v, Version::Old), model_list(&cur, v));
+            }
+            prop_assert_eq!(g.num_edges(), cur.len());
+            prop_assert!(g.max_degree() >= (0..n).map(|v| model_list(&cur, v).len()).max().unwrap_or(0));
+            old = cur;
+        }
+    }
+}
+
+fn sample() -> DynamicGraph {
+    let mut e = BTreeMap::new();
+    e.insert((0, 1), 0);
+    e.insert((1, 2), 0);
+    DynamicGraph::from_data(&data(4, &e, false)).unwrap()
+}
+
+fn snapshot(g: &DynamicGraph) -> GraphData {
+    g.to_data()
+}
+
+#[test]
+fn every_invalid_update_is_named_and_leaves_the_graph_unchanged() {
+    let cases: Vec<(Update, ErrorKind)> = vec![
+        (Update::AddEdge(Edge::new(0, 1, 0)), ErrorKind::DuplicateEdge(0, 1)),
+        (Update::RemoveEdge(Edge::new(0, 3, 0)), ErrorKind::MissingEdge(0, 3)),
+        (Update::AddEdge(Edge::new(2, 2, 0)), ErrorKind::SelfLoop(2)),
+        (Update::AddEdge(Edge::new(0, 9, 0)), ErrorKind::UnknownVertex(9)),
+        (Update::AddVertex { id: 1, label: 0 }, ErrorKind::DuplicateVertex(1)),
+        (Update::RemoveVertex { id: 7 }, ErrorKind::UnknownVertex(7)),
+        (
+            Update::AddVertex {
+                id: u32::MAX - 1,
+                label: 0,
+            },
+            ErrorKind::VertexIdTooLarge(u32::MAX as u64 - 1),
+        ),
+    ];
+    for (bad, kind) in cases {
+        let mut g = sample();
+        let before = snapshot(&g);
+        // a valid update first, then the bad one on line 2
+        let batch = [lu(1, Update::AddEdge(Edge::new(2, 3, 0))), lu(2, bad)];
+        let err = g.stage(&batch, "updates.txt", Strictness::Strict).unwrap_err();
+        assert_eq!(
+            (err.source_name.as_str(), err.line, err.kind.clone()),
+            ("updates.txt", 2, kind)
+        );
+        assert!(err.to_string().starts_with("updates.txt:2: "), "{err}");
+        assert!(!g.is_pending());
+        assert_eq!(snapshot(&g), before);
+        // lenient mode skips and counts it
+        let delta = g.stage(&batch, "updates.txt", Strictness::Lenient).unwrap();
+        assert_eq!(delta.skipped, 1);
+        assert_eq!(delta.inserted, vec![Edge::new(2, 3, 0)]);
+        g.commit();
+    }
+}
+
+#[test]
+fn vertex_updates_and_abort() {
+    let mut g = sample();
+    let before = snapshot(&g);
+    let batch = [
+        lu(1, Update::AddVertex { id: 6, label: 2 }),
+        lu(2, Update::AddEdge(Edge::new(6, 0, 0))),
+        lu(3, Update::RemoveVertex { id: 1 }),
+    ];
+    let d = g.stage(&batch, "s", Strictness::Strict).unwrap().clone();
+    assert_eq!(d.added_vertices, vec![(6, 2)]);
+    assert_eq!(d.removed_vertices, vec![1]);
+    assert_eq!(d.deleted.len(), 2); // (0,1) and (1,2) go with vertex 1
+    assert_eq!(list(&g, 0, Version::New), vec![(6, 0)]);
+    assert_eq!(list(&g, 0, Version::Old), vec![(1, 0)]);
+    g.abort();
+    assert_eq!(snapshot(&g), before);
+    g.apply(&batch, "s", Strictness::Strict).unwrap();
+    assert_eq!(g.labels()[1], ABSENT);
+    assert_eq!(g.labels()[6], 2);
+    assert_eq!(g.to_data().edges, vec![Edge::new(0, 6, 0)]);
+}
+
+#[test]
+fn many_appends_relocate_and_compact() {
+    let mut g = sample();
+    let mut line = 0;
+    for round in 0..20u32 {
+        let mut batch = Vec::new();
+        for k in 0..10u32 {
+            let id = 10 + round * 10 + k;
+            line += 1;
+            batch.push(lu(line, Update::AddVertex { id, label: 0 }));
+            line += 1;
+            batch.push(lu(line, Update::AddEdge(Edge::new(0, id, 0))));
+        }
+        g.apply(&batch, "s", Strictness::Strict).unwrap();
+    }
+    let n0: Vec<u32> = list(&g, 0, Version::New).into_iter().map(|p| p.0).collect();
+    assert_eq!(n0.len(), 201);
+    assert!(n0.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(g.max_degree(), 201);
+    let csr = CsrGraph::from_data(&g.to_data()).unwrap();
+    assert_eq!(csr.num_edges(), g.num_edges());
+    // memory stays within a small factor of the CSR size
+    assert!(
+        g.memory_bytes() < 8 * csr.memory_bytes(),
+        "{} vs {}",
+        g.memory_bytes(),
+        csr.memory_bytes()
+    );
+}

@@ -1,0 +1,79 @@
+//! Running delta plans over a staged batch (GCSM Eq. 1, split by sign as
+//! described in [`crate::plan`]): seeds, and a sequential reference driver.
+
+use csm_graph::{BatchDelta, GraphView, VertexId};
+
+use crate::exec::{Executor, Visitor};
+use crate::plan::{DeltaPlan, Sign};
+
+/// Exact counts of one batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeltaCounts {
+    /// |M(G') \ M(G)|
+    pub positive: u64,
+    /// |M(G) \ M(G')|
+    pub negative: u64,
+}
+
+impl DeltaCounts {
+    pub fn add(&mut self, sign: Sign, n: u64) {
+        match sign {
+            Sign::Positive => self.positive += n,
+            Sign::Negative => self.negative += n,
+        }
+    }
+    pub fn merge(self, o: DeltaCounts) -> DeltaCounts {
+        DeltaCounts {
+            positive: self.positive + o.positive,
+            negative: self.negative + o.negative,
+        }
+    }
+    pub fn net(&self) -> i128 {
+        self.positive as i128 - self.negative as i128
+    }
+}
+
+/// Calls `f(x, y)` for every batch edge `(x, y)` (both orientations) that can
+/// be bound to `plan`'s seed edge: inserted edges for positive plans, deleted
+/// edges for negative ones, with matching vertex and edge labels.
+pub fn for_each_seed<G: GraphView + ?Sized>(
+    g: &G,
+    plan: &DeltaPlan,
+    delta: &BatchDelta,
+    mut f: impl FnMut(VertexId, VertexId),
+) {
+    let edges = match plan.sign {
+        Sign::Positive => &delta.inserted,
+        Sign::Negative => &delta.deleted,
+    };
+    let (la, lb) = (plan.plan.levels[0].label, plan.plan.levels[1].label);
+    let labels = g.labels();
+    for e in edges {
+        if plan.seed_elabel.is_some_and(|l| l != e.label) {
+            continue;
+        }
+        for (x, y) in [(e.u, e.v), (e.v, e.u)] {
+            if labels[x as usize] == la && labels[y as usize] == lb {
+                f(x, y);
+            }
+        }
+    }
+}
+
+/// Single-threaded reference: runs every delta plan from every seed.
+/// `g` must hold the batch staged (old, common and new views available).
+pub fn count_batch<G: GraphView + ?Sized, V: Visitor>(
+    g: &G,
+    plans: &[DeltaPlan],
+    delta: &BatchDelta,
+    ex: &mut Executor,
+    vis: &mut V,
+) -> DeltaCounts {
+    let mut out = DeltaCounts::default();
+    for p in plans {
+        for_each_seed(g, p, delta, |x, y| {
+            out.add(p.sign, ex.count(g, &p.plan, &[x, y], vis));
+        });
+    }
+    out
+}

@@ -1,0 +1,291 @@
+//! Sorted-set intersection over [`Nbrs`] windows: a merge for lists of
+//! similar length, galloping for skewed ones, and a generic cursor path for
+//! lists with marks, appended parts or edge labels. Nothing here allocates
+//! beyond the caller's reusable output buffer.
+
+use csm_graph::{Label, Nbrs, VertexId};
+
+const MASK: u32 = !csm_graph::view::MARK;
+/// Size ratio above which galloping beats merging.
+const GALLOP_RATIO: usize = 24;
+
+/// A list to intersect and the edge label its entries must carry.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    pub list: Nbrs<'a>,
+    pub elabel: Option<Label>,
+}
+
+impl Operand<'_> {
+    #[inline]
+    fn plain(&self) -> bool {
+        self.elabel.is_none() && self.list.is_plain()
+    }
+    /// Whether `x` is in the list with the right edge label.
+    #[inline]
+    pub fn contains(&self, x: VertexId) -> bool {
+        match self.list.find(x) {
+            Some(l) => self.elabel.is_none_or(|e| e == l),
+            None => false,
+        }
+    }
+}
+
+/// First index `>= lo` whose (unmarked) value is `>= x`.
+#[inline]
+fn gallop(s: &[u32], lo: usize, x: u32) -> usize {
+    let n = s.len();
+    if lo >= n || s[lo] & MASK >= x {
+        return lo;
+    }
+    let mut prev = lo;
+    let mut step = 1;
+    let mut hi = lo + 1;
+    while hi < n && s[hi] & MASK < x {
+        prev = hi;
+        hi += step;
+        step <<= 1;
+    }
+    let hi = hi.min(n);
+    // invariant: s[prev] < x, answer in (prev, hi]
+    let mut a = prev + 1;
+    let mut b = hi;
+    while a < b {
+        let m = (a + b) / 2;
+        if s[m] & MASK < x {
+            a = m + 1;
+        } else {
+            b = m;
+        }
+    }
+    a
+}
+
+/// Forward-only membership probe into one operand.
+struct Cursor<'a> {
+    op: Operand<'a>,
+    i: usize,
+    j: usize,
+}
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    fn seek(&mut self, x: u32) -> bool {
+        let l = &self.op.list;
+        self.i = gallop(l.base, self.i, x);
+        if let Some(&e) = l.base.get(self.i) {
+            if e & MASK == x
+                && !(l.skip_marked && e & !MASK != 0)
+                && self.op.elabel.is_none_or(|w| w == l.base_label(self.i))
+            {
+                return true;
+            }
+        }
+        if !l.delta.is_empty() {
+            self.j = gallop(l.delta, self.j, x);
+            if let Some(&e) = l.delta.get(self.j) {
+                return e == x && self.op.elabel.is_none_or(|w| w == l.delta_label(self.j));
+            }
+        }
+        false
+    }
+}
+
+#[inline]
+fn merge_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        if x == y {
+            out.push(x);
+        }
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+}
+
+#[inline]
+fn merge_count(a: &[u32], b: &[u32]) -> u64 {
+    let (mut i, mut j, mut c) = (0, 0, 0u64);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        c += (x == y) as u64;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    c
+}
+
+#[inline]
+fn gallop_into(small: &[u32], large: &[u32], out: &mut Vec<u32>) {
+    let mut p = 0;
+    for &x in small {
+        p = gallop(large, p, x);
+        if p == large.len() {
+            break;
+        }
+        if large[p] == x {
+            out.push(x);
+        }
+    }
+}
+
+#[inline]
+fn gallop_count(small: &[u32], large: &[u32]) -> u64 {
+    let (mut p, mut c) = (0, 0u64);
+    for &x in small {
+        p = gallop(large, p, x);
+        if p == large.len() {
+            break;
+        }
+        c += (large[p] == x) as u64;
+    }
+    c
+}
+
+/// Keeps the entries of `out` that `op` contains (plain `op`).
+#[inline]
+fn filter_plain(out: &mut Vec<u32>, s: &[u32]) {
+    let mut p = 0;
+    out.retain(|&x| {
+        p = gallop(s, p, x);
+        p < s.len() && s[p] == x
+    });
+}
+
+/// Writes the sorted intersection of `ops` into `out` (cleared first).
+/// Reorders `ops` (smallest first).
+pub fn intersect_into(ops: &mut [Operand<'_>], out: &mut Vec<u32>) {
+    out.clear();
+    if ops.is_empty() {
+        return;
+    }
+    ops.sort_unstable_by_key(|o| o.list.len());
+    let first = ops[0];
+    if first.list.is_empty() {
+        return;
+    }
+    if ops.iter().all(Operand::plain) {
+        let a = first.list.base;
+        if ops.len() == 1 {
+            out.extend_from_slice(a);
+            return;
+        }
+        let b = ops[1].list.base;
+        out.reserve(a.len());
+        if b.len() > GALLOP_RATIO * a.len() {
+            gallop_into(a, b, out);
+        } else {
+            merge_into(a, b, out);
+        }
+        for o in &ops[2..] {
+            if out.is_empty() {
+                return;
+            }
+            filter_plain(out, o.list.base);
+        }
+        return;
+    }
+    let mut cursors: [Option<Cursor<'_>>; 32] = [const { None }; 32];
+    for (k, o) in ops[1..].iter().enumerate() {
+        cursors[k] = Some(Cursor { op: *o, i: 0, j: 0 });
+    }
+    let rest = &mut cursors[..ops.len() - 1];
+    for (x, l) in first.list.iter() {
+        if first.elabel.is_some_and(|w| w != l) {
+            continue;
+        }
+        if rest.iter_mut().all(|c| c.as_mut().expect("filled").seek(x)) {
+            out.push(x);
+        }
+    }
+}
+
+/// Size of the intersection of `ops`; `tmp` is scratch space.
+pub fn intersect_len(ops: &mut [Operand<'_>], tmp: &mut Vec<u32>) -> u64 {
+    match ops {
+        [] => 0,
+        [o] if o.elabel.is_none() => o.list.len() as u64,
+        [a, b] if a.plain() && b.plain() => {
+            let (a, b) = (a.list.base, b.list.base);
+            let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+            if b.len() > GALLOP_RATIO * a.len() {
+                gallop_count(a, b)
+            } else {
+                merge_count(a, b)
+            }
+        }
+        _ => {
+            intersect_into(ops, tmp);
+            tmp.len() as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csm_graph::view::MARK;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn sorted(v: Vec<u32>) -> Vec<u32> {
+        v.into_iter().collect::<BTreeSet<_>>().into_iter().collect()
+    }
+
+    proptest! {
+        #[test]
+        fn plain_intersections_match_sets(lists in prop::collection::vec(prop::collection::vec(0u32..200, 0..120), 1..5)) {
+            let lists: Vec<Vec<u32>> = lists.into_iter().map(sorted).collect();
+            let mut ops: Vec<Operand> = lists.iter().map(|l| Operand { list: Nbrs::plain(l, &[]), elabel: None }).collect();
+            let mut out = Vec::new();
+            intersect_into(&mut ops, &mut out);
+            let mut expect: BTreeSet<u32> = lists[0].iter().copied().collect();
+            for l in &lists[1..] { expect = expect.intersection(&l.iter().copied().collect()).copied().collect(); }
+            prop_assert_eq!(&out, &expect.iter().copied().collect::<Vec<_>>());
+            let mut tmp = Vec::new();
+            prop_assert_eq!(intersect_len(&mut ops, &mut tmp), expect.len() as u64);
+        }
+
+        #[test]
+        fn split_lists_follow_their_version(base in prop::collection::vec((0u32..300, any::<bool>()), 0..80),
+                                            delta in prop::collection::vec(300u32..400, 0..20),
+                                            other in prop::collection::vec(0u32..400, 0..150),
+                                            skip in any::<bool>()) {
+            let mut base: Vec<(u32, bool)> = base; base.sort(); base.dedup_by_key(|p| p.0);
+            let raw: Vec<u32> = base.iter().map(|&(x, m)| if m { x | MARK } else { x }).collect();
+            let delta = sorted(delta);
+            let other = sorted(other);
+            let marked = base.iter().filter(|p| p.1).count() as u32;
+            let list = Nbrs { base: &raw, base_labels: &[], delta: if skip { &delta } else { &[] }, delta_labels: &[], skip_marked: skip, marked };
+            let members: BTreeSet<u32> = base.iter().filter(|p| !(skip && p.1)).map(|p| p.0)
+                .chain(if skip { delta.clone() } else { vec![] }).collect();
+            prop_assert_eq!(list.len(), members.len());
+            let mut ops = vec![Operand { list, elabel: None }, Operand { list: Nbrs::plain(&other, &[]), elabel: None }];
+            let mut out = Vec::new();
+            intersect_into(&mut ops, &mut out);
+            let expect: Vec<u32> = members.intersection(&other.iter().copied().collect()).copied().collect();
+            prop_assert_eq!(out, expect);
+        }
+    }
+
+    #[test]
+    fn edge_labels_filter_entries() {
+        let a = [1u32, 2, 3, 4];
+        let al = [7u32, 8, 7, 8];
+        let b = [2u32, 3, 4];
+        let mut ops = [
+            Operand {
+                list: Nbrs::plain(&a, &al),
+                elabel: Some(7),
+            },
+            Operand {
+                list: Nbrs::plain(&b, &[]),
+                elabel: None,
+            },
+        ];
+        let mut out = Vec::new();
+        intersect_into(&mut ops, &mut out);
+        assert_eq!(out, vec![3]);
+    }
+}

@@ -1,0 +1,20 @@
+//! csm-planner: query graphs, matching orders, worst-case-optimal-join plans
+//! (static and the delta queries of GCSM Eq. 1 / Fig. 2) and the generic
+//! executor that runs them over any [`csm_graph::GraphView`].
+
+pub mod delta;
+pub mod exec;
+pub mod intersect;
+pub mod order;
+pub mod plan;
+pub mod query;
+pub mod stats;
+pub mod symmetry;
+
+pub use delta::{count_batch, for_each_seed, DeltaCounts};
+pub use exec::{Executor, NoVisitor, Visitor};
+pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
+pub use plan::{delta_plans, static_plan, DeltaPlan, Level, Plan, Read, Sign};
+pub use query::{QVertex, QueryError, QueryGraph};
+pub use stats::GraphStats;
+pub use symmetry::{single_edge_rules, SeedRule};

@@ -1,0 +1,173 @@
+//! Execution plans: nested loops over query vertices (GCSM Fig. 2).
+//!
+//! A [`Plan`] binds `order[0], order[1], …` one at a time; binding
+//! `order[d]` intersects the neighbour lists named by `levels[d].reads`
+//! (each of a chosen [`Version`]) and keeps the candidates with the right
+//! vertex label that differ from every earlier same-label binding.
+//!
+//! [`DeltaPlan`]s implement the delta queries of GCSM Eq. (1). For query
+//! edge i (relation R_i) the loop starts from batch edges mapped onto it
+//! (both orientations) and reads, for every other relation R_j:
+//!
+//! | | j < i | j > i |
+//! |---|---|---|
+//! | Eq. (1), net ΔM_i | N (old) | N' (new) |
+//! | csm, positive term | N ∩ N' (common) | N' (new) |
+//! | csm, negative term | N ∩ N' (common) | N (old) |
+//!
+//! Eq. (1) with signed ΔR_i gives the exact *net* change, but in a batch that
+//! mixes insertions and deletions an embedding using one inserted and one
+//! deleted edge (in neither G nor G') shows up once with + and once with −.
+//! csm splits the sum: a match of G' \ G is counted only at its *first*
+//! inserted relation (earlier relations must be unchanged: common lists), a
+//! match of G \ G' only at its first deleted relation. Each new or vanished
+//! embedding is then counted exactly once and the spurious pairs never arise;
+//! summed, the two terms still equal Eq. (1)'s net.
+
+use csm_graph::{Label, Version};
+
+use crate::order::OrderStrategy;
+use crate::query::{QVertex, QueryGraph};
+use crate::stats::GraphStats;
+
+/// One neighbour-list read: the list of the vertex bound at `pos`, in `version`,
+/// restricted to edges labelled `elabel` (edge-labelled queries only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Read {
+    pub pos: u8,
+    pub version: Version,
+    pub elabel: Option<Label>,
+}
+
+/// How to bind one query vertex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    pub qv: QVertex,
+    pub label: Label,
+    /// Lists to intersect (empty only for a static plan's first level).
+    pub reads: Vec<Read>,
+    /// Earlier positions with the same label that are not read at this level
+    /// (injectivity checks; a read position can never collide).
+    pub conflicts: Vec<u8>,
+}
+
+/// A nested-loop plan; `levels[d]` binds `order[d]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub order: Vec<QVertex>,
+    pub levels: Vec<Level>,
+    /// False when every data vertex carries the right label (skip label checks).
+    pub check_labels: bool,
+}
+
+impl Plan {
+    pub fn depth(&self) -> usize {
+        self.levels.len()
+    }
+}
+
+/// Whether a delta plan counts appearing or vanishing embeddings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sign {
+    Positive,
+    Negative,
+}
+
+/// The delta query for relation `edge_index` and one sign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeltaPlan {
+    pub edge_index: usize,
+    pub sign: Sign,
+    /// Label required of the batch edge (edge-labelled queries).
+    pub seed_elabel: Option<Label>,
+    /// `plan.order[0..2]` is the seed edge (u_a, u_b).
+    pub plan: Plan,
+}
+
+fn levels_for(
+    q: &QueryGraph,
+    order: &[QVertex],
+    version_of: impl Fn(usize) -> Version,
+    skip_edge: Option<usize>,
+) -> Vec<Level> {
+    let mut pos = vec![0u8; q.num_vertices()];
+    for (d, &u) in order.iter().enumerate() {
+        pos[u] = d as u8;
+    }
+    order
+        .iter()
+        .enumerate()
+        .map(|(d, &u)| {
+            let mut reads: Vec<Read> = order[..d]
+                .iter()
+                .filter(|&&w| q.has_edge(w, u))
+                .map(|&w| {
+                    let j = q.edge_index(w, u).expect("edge exists");
+                    Read {
+                        pos: pos[w],
+                        version: version_of(j),
+                        elabel: q.edge_labelled().then(|| q.edge_label(w, u).expect("edge exists")),
+                    }
+                })
+                .filter(|r| skip_edge.is_none_or(|i| q.edge_index(order[r.pos as usize], u) != Some(i)))
+                .collect();
+            reads.sort_by_key(|r| r.pos);
+            // A vertex is never in its own list, so positions read at this
+            // level can never collide with a candidate.
+            let conflicts = order[..d]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &w)| q.label(w) == q.label(u) && !q.has_edge(w, u))
+                .map(|(p, _)| p as u8)
+                .collect();
+            Level {
+                qv: u,
+                label: q.label(u),
+                reads,
+                conflicts,
+            }
+        })
+        .collect()
+}
+
+fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
+    !q.labels().iter().all(|&l| stats.only_label(l))
+}
+
+/// The full-matching plan: every relation read in `version`.
+pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats, version: Version) -> Plan {
+    let order = strategy.order(q, &[], stats);
+    let levels = levels_for(q, &order, |_| version, None);
+    Plan {
+        order,
+        levels,
+        check_labels: needs_label_checks(q, stats),
+    }
+}
+
+/// The 2m delta plans of a query (one per relation and sign).
+pub fn delta_plans(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats) -> Vec<DeltaPlan> {
+    let mut out = Vec::with_capacity(2 * q.num_edges());
+    for (i, &(a, b, l)) in q.edges().iter().enumerate() {
+        let order = strategy.order(q, &[a, b], stats);
+        for sign in [Sign::Positive, Sign::Negative] {
+            let later = match sign {
+                Sign::Positive => Version::New,
+                Sign::Negative => Version::Old,
+            };
+            let version_of = |j: usize| if j < i { Version::Common } else { later };
+            let levels = levels_for(q, &order, version_of, Some(i));
+            out.push(DeltaPlan {
+                edge_index: i,
+                sign,
+                seed_elabel: q.edge_labelled().then_some(l),
+                plan: Plan {
+                    order: order.clone(),
+                    levels,
+                    check_labels: needs_label_checks(q, stats),
+                },
+            });
+        }
+    }
+    out
+}

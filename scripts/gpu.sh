@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# scripts/gpu.sh — build csm's GPU test binaries here, run them on the device
+# machine (one H100, CUDA 13 driver + toolkit, no Rust toolchain, no network).
+#
+#   scripts/gpu.sh            Build in release (x86-64), copy the executables
+#                             into carry/bin/ (git-ignored), and print the
+#                             arguments of the `run` tool call to make.
+#   scripts/gpu.sh --remote   What that call executes ON the device machine:
+#                             nvidia-smi, every carried test binary
+#                             (--test-threads=1 --nocapture), a CPU-fallback
+#                             check, compute-sanitizer on the smoke tests, and
+#                             the csm-gpu-probe bandwidth/intersection tables.
+#                             Logs go to $OUT (at most 8 files come back).
+#
+# Kernels are compiled on the device by NVRTC from sources embedded in the
+# binaries, so nothing but carry/bin is needed there.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+CARRY_BIN="carry/bin"
+
+die() {
+    echo "gpu.sh: $*" >&2
+    exit 1
+}
+
+# ---------------------------------------------------------------------------
+# Local mode: build and stage.
+# ---------------------------------------------------------------------------
+build_local() {
+    command -v cargo >/dev/null || die "cargo not found"
+    command -v jq >/dev/null || die "jq not found (needed to read cargo's JSON messages)"
+    if [[ "$(uname -m)" != "x86_64" ]]; then
+        die "this machine is $(uname -m); the device machine is x86-64: build there is impossible (no Rust), so build on an x86-64 host"
+    fi
+
+    rm -rf "$CARRY_BIN"
+    mkdir -p "$CARRY_BIN"
+
+    echo "== building csm-gpu (release)"
+    cargo build --release -p csm-gpu --bins
+    cp target/release/csm-gpu-probe "$CARRY_BIN/"
+
+    echo "== building csm-gpu test executables (release)"
+    local json exes
+    json="$(cargo test -p csm-gpu --release --no-run --message-format=json)"
+    # One line per test executable: "<target name>\t<kind>\t<path>".
+    exes="$(jq -r 'select(.reason == "compiler-artifact" and .profile.test == true
+                          and .executable != null)
+                   | [.target.name, .target.kind[0], .executable] | @tsv' <<<"$json")"
+    [[ -n "$exes" ]] || die "cargo reported no test executables"
+    while IFS=$'\t' read -r name kind path; do
+        cp "$path" "$CARRY_BIN/test-${kind}-${name}"
+        echo "   staged $CARRY_BIN/test-${kind}-${name}"
+    done <<<"$exes"
+
+    # The csm CLI of csm-bench, if that crate defines it (it may not exist yet).
+    local has_csm
+    has_csm="$(cargo metadata --no-deps --format-version 1 2>/dev/null |
+        jq -r '[.packages[] | select(.name == "csm-bench") | .targets[]
+                | select(.name == "csm" and (.kind | index("bin")))] | length' 2>/dev/null || echo 0)"
+    if [[ "$has_csm" =~ ^[1-9] ]]; then
+        echo "== building csm-bench --bin csm (release)"
+        if cargo build --release -p csm-bench --bin csm; then
+            cp target/release/csm "$CARRY_BIN/"
+        else
+            echo "   WARNING: csm-bench failed to build; not staged" >&2
+        fi
+    else
+        echo "== csm-bench has no 'csm' binary yet: skipped"
+    fi
+
+    # Debug info makes release binaries large; the tree that travels is
+    # limited to 64 MiB. Keep symbols, drop DWARF.
+    if command -v strip >/dev/null; then
+        strip --strip-debug "$CARRY_BIN"/* 2>/dev/null || true
+    fi
+    echo "== staged:"
+    ls -l "$CARRY_BIN"
+    local kib
+    kib="$(du -sk carry | cut -f1)"
+    echo "   carry/ = ${kib} KiB"
+    ((kib < 60 * 1024)) || die "carry/ is over 60 MiB; the device call would be refused"
+
+    cat <<'EOF'
+
+== device call (the `run` tool), one call:
+   command:   bash scripts/gpu.sh --remote
+   carry:     ["carry"]
+   timeout_s: 420
+   kind:      nvidia-h100-x1 (default)
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# Remote mode: runs on the device machine.
+# ---------------------------------------------------------------------------
+
+# Puts the directory holding libnvrtc.so.13 (and libnvrtc-builtins) on
+# LD_LIBRARY_PATH; cudarc dlopens it by name.
+find_nvrtc() {
+    local d
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+        /usr/local/cuda-13*/lib64 /usr/lib/x86_64-linux-gnu; do
+        if compgen -G "$d/libnvrtc.so*" >/dev/null; then
+            echo "$d"
+            return 0
+        fi
+    done
+    local f
+    f="$(find /usr/local /opt /usr/lib -name 'libnvrtc.so.1[0-9]*' 2>/dev/null | head -n1 || true)"
+    if [[ -n "$f" ]]; then
+        dirname "$f"
+        return 0
+    fi
+    return 1
+}
+
+# Makes sure libcuda.so.1 (the driver) can be dlopened; the driver folder is
+# usually already in the loader's cache.
+find_libcuda() {
+    if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+        echo "cache"
+        return 0
+    fi
+    local d f
+    for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+        if [[ -e "$d/libcuda.so.1" ]]; then
+            echo "$d"
+            return 0
+        fi
+    done
+    f="$(find /usr /opt -name 'libcuda.so.1' 2>/dev/null | head -n1 || true)"
+    if [[ -n "$f" ]]; then
+        dirname "$f"
+    fi
+    return 0
+}
+
+run_remote() {
+    local out="$1"
+    local failures=0 t0=$SECONDS
+
+    echo "== gpu.sh --remote on $(hostname) at $(date -u +%FT%TZ)"
+    {
+        nvidia-smi || echo "nvidia-smi failed"
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,pcie.link.gen.max,pcie.link.width.max --format=csv || true
+        nvidia-smi topo -m || true
+        uname -a
+        nproc
+        (nvcc --version || true) | tail -n 2
+    } 2>&1 | tee "$out/env.txt"
+
+    local cuda_dir nvrtc_dir
+    cuda_dir="$(find_libcuda)"
+    case "$cuda_dir" in
+    cache) echo "== libcuda.so.1 is in the loader cache" ;;
+    "") echo "== WARNING: libcuda.so.1 not found (no driver?)" ;;
+    *)
+        export LD_LIBRARY_PATH="$cuda_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        echo "== libcuda.so.1 from $cuda_dir"
+        ;;
+    esac
+    if nvrtc_dir="$(find_nvrtc)"; then
+        export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        echo "== NVRTC from $nvrtc_dir: $(cd "$nvrtc_dir" && ls libnvrtc.so* libnvrtc-builtins.so* 2>/dev/null | tr '\n' ' ')"
+    else
+        echo "== WARNING: libnvrtc.so not found; kernels will fail to compile"
+    fi
+
+    [[ -d "$CARRY_BIN" ]] || die "$CARRY_BIN missing: call the run tool with carry [\"carry\"]"
+    chmod +x "$CARRY_BIN"/* || true
+    ls -l "$CARRY_BIN"
+
+    local b name rc
+    for b in "$CARRY_BIN"/test-*; do
+        name="$(basename "$b")"
+        echo
+        echo "== $name"
+        set +e
+        timeout 150 "$b" --test-threads=1 --nocapture 2>&1 | tee -a "$out/tests.log"
+        rc=${PIPESTATUS[0]}
+        set -e
+        echo "== $name exit $rc"
+        ((rc == 0)) || failures=$((failures + 1))
+    done
+
+    # The CPU fallback path on a GPU machine: with CSM_GPU_DISABLE=1 every GPU
+    # test must print SKIPPED and pass.
+    if compgen -G "$CARRY_BIN/test-test-gpu_smoke" >/dev/null; then
+        echo
+        echo "== gpu_smoke with CSM_GPU_DISABLE=1 (expect SKIPPED)"
+        set +e
+        CSM_GPU_DISABLE=1 timeout 60 "$CARRY_BIN/test-test-gpu_smoke" --test-threads=1 --nocapture 2>&1 |
+            tee -a "$out/tests.log" | grep -E "SKIPPED|test result"
+        rc=${PIPESTATUS[0]}
+        set -e
+        ((rc == 0)) || failures=$((failures + 1))
+    fi
+
+    echo
+    echo "== csm-gpu-probe (bandwidth + intersection tables)"
+    set +e
+    timeout 200 "$CARRY_BIN/csm-gpu-probe" --json "$out/probe.json" 2>&1 | tee "$out/probe.md"
+    rc=${PIPESTATUS[0]}
+    set -e
+    echo "== csm-gpu-probe exit $rc"
+    ((rc == 0)) || failures=$((failures + 1))
+
+    # Memory checking of the kernels, if time is left and the tool exists.
+    if command -v compute-sanitizer >/dev/null && compgen -G "$CARRY_BIN/test-test-gpu_smoke" >/dev/null; then
+        if ((SECONDS - t0 < 250)); then
+            echo
+            echo "== compute-sanitizer memcheck on gpu_smoke (intersection, pinned round trip)"
+            set +e
+            timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                "$CARRY_BIN/test-test-gpu_smoke" --test-threads=1 \
+                intersection_counts_match_cpu_reference pinned_buffer_device_pointer_round_trip 2>&1 |
+                tee "$out/sanitizer.log" | tail -n 25
+            rc=${PIPESTATUS[0]}
+            set -e
+            echo "== compute-sanitizer exit $rc"
+            ((rc == 0)) || failures=$((failures + 1))
+        else
+            echo "== compute-sanitizer skipped (time budget)"
+        fi
+    fi
+
+    if [[ -x "$CARRY_BIN/csm" ]]; then
+        echo
+        echo "== csm CLI present: $("$CARRY_BIN/csm" --version 2>&1 | head -n1 || true)"
+    fi
+
+    echo
+    echo "== done in $((SECONDS - t0)) s, $failures failing step(s)"
+    ((failures == 0))
+}
+
+case "${1:-}" in
+"") build_local ;;
+--remote)
+    OUT_DIR="${OUT:-$ROOT/out}"
+    mkdir -p "$OUT_DIR"
+    set +e
+    run_remote "$OUT_DIR" 2>&1 | tee "$OUT_DIR/gpu_sh.log"
+    status=${PIPESTATUS[0]}
+    exit "$status"
+    ;;
+-h | --help) sed -n '2,16p' "$0" ;;
+*) die "unknown argument '$1' (use --remote, --help, or nothing)" ;;
+esac
