@@ -2,16 +2,23 @@
 //! [`GraphView`], with a [`Visitor`] hook at every execution-tree node
 //! (GCSM Fig. 4a) and reusable per-depth buffers (no allocation per node).
 //!
-//! Counting does not enumerate what it can count: at the last level the
-//! number of matches is the candidate-set size minus the earlier same-label
-//! bindings that fall inside it (injectivity conflicts).
+//! Two shortcuts keep work proportional to what must be computed:
+//! * counting does not enumerate what it can count: at the last level the
+//!   number of matches is the candidate-set size minus the earlier same-label
+//!   bindings that fall inside it (injectivity conflicts);
+//! * a level whose lists include all lists of an earlier level
+//!   ([`Level::reuse`]) starts from that level's candidate buffer instead of
+//!   intersecting those lists again (cliques, diamonds);
+//! * a list that stays fixed while a parent loops over many siblings (N(x)
+//!   in a 4-cycle's last level) is marked once in a bitmap, and each sibling
+//!   probes only its own lists against it.
 
 use std::mem::MaybeUninit;
 
-use csm_graph::{GraphView, VertexId};
+use csm_graph::{GraphView, Nbrs, VertexId};
 
 use crate::intersect::{intersect_into, intersect_len, Operand};
-use crate::plan::{Level, Plan};
+use crate::plan::{Level, Plan, Read};
 use crate::query::MAX_QUERY_VERTICES;
 
 /// Observes (and may prune) the execution tree.
@@ -41,6 +48,10 @@ pub struct Executor {
     bufs: Vec<Vec<VertexId>>,
     tmp: Vec<VertexId>,
     emb: [VertexId; MAX_QUERY_VERTICES],
+    /// Per level: membership bitmap of its pinned list (see the module docs).
+    bits: Vec<Vec<u64>>,
+    /// Per level: index into its `extra` of the pinned read, if any.
+    pinned: [Option<u8>; MAX_QUERY_VERTICES],
 }
 
 impl Default for Executor {
@@ -49,21 +60,43 @@ impl Default for Executor {
             bufs: vec![Vec::new(); MAX_QUERY_VERTICES],
             tmp: Vec::new(),
             emb: [0; MAX_QUERY_VERTICES],
+            bits: vec![Vec::new(); MAX_QUERY_VERTICES],
+            pinned: [None; MAX_QUERY_VERTICES],
         }
     }
 }
 
-/// Builds the operands of `level` on the stack (at most 31 reads).
+/// Parent loops shorter than this do not pin a list.
+const PIN_MIN_SIBLINGS: usize = 8;
+
+#[inline]
+fn bit(bits: &[u64], x: VertexId) -> bool {
+    bits[x as usize >> 6] >> (x & 63) & 1 == 1
+}
+
+/// Builds the operands of `level.extra` (plus an optional reused candidate
+/// set) on the stack (at most 32).
 macro_rules! with_operands {
-    ($g:expr, $level:expr, $emb:expr, |$ops:ident| $body:expr) => {{
+    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, |$ops:ident| $body:expr) => {{
         let mut storage: [MaybeUninit<Operand<'_>>; MAX_QUERY_VERTICES] =
             [const { MaybeUninit::uninit() }; MAX_QUERY_VERTICES];
-        let n = $level.reads.len();
-        for (k, r) in $level.reads.iter().enumerate() {
-            storage[k].write(Operand {
+        let mut n = 0;
+        if let Some(src) = $src {
+            storage[0].write(Operand {
+                list: Nbrs::plain(src, &[]),
+                elabel: None,
+            });
+            n = 1;
+        }
+        for (k, r) in $reads.iter().enumerate() {
+            if Some(k) == $skip {
+                continue;
+            }
+            storage[n].write(Operand {
                 list: $g.nbrs($emb[r.pos as usize], r.version),
                 elabel: r.elabel,
             });
+            n += 1;
         }
         // SAFETY: the first `n` entries were just written; Operand is Copy (no drop).
         let $ops: &mut [Operand<'_>] =
@@ -77,6 +110,24 @@ impl Executor {
         Self::default()
     }
 
+    /// Refills the buffers of materialised levels below `depth` that later
+    /// levels reuse, for a run entered at `depth` with a given prefix.
+    fn prepare<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, depth: usize) {
+        if let Some(h) = plan.levels.last().and_then(|l| l.hoist) {
+            if (h as usize) < depth {
+                self.hoist(g, plan);
+            }
+        }
+        for e in 0..depth {
+            if plan.levels[e].reads.is_empty() || !plan.levels[e + 1..].iter().any(|l| l.reuse == Some(e as u8)) {
+                continue;
+            }
+            let mut buf = std::mem::take(&mut self.bufs[e]);
+            self.fill(g, plan, e, &mut buf);
+            self.bufs[e] = buf;
+        }
+    }
+
     /// Counts the completions of `prefix` (bound to `plan.order[..prefix.len()]`).
     /// The caller guarantees the prefix itself is a valid partial match.
     pub fn count<G: GraphView + ?Sized, V: Visitor>(
@@ -87,6 +138,7 @@ impl Executor {
         vis: &mut V,
     ) -> u64 {
         self.emb[..prefix.len()].copy_from_slice(prefix);
+        self.prepare(g, plan, prefix.len());
         self.rec::<G, V, false>(g, plan, prefix.len(), vis, &mut |_| {})
     }
 
@@ -99,6 +151,7 @@ impl Executor {
         f: &mut dyn FnMut(&[VertexId]),
     ) -> u64 {
         self.emb[..prefix.len()].copy_from_slice(prefix);
+        self.prepare(g, plan, prefix.len());
         self.rec::<G, NoVisitor, true>(g, plan, prefix.len(), &mut NoVisitor, f)
     }
 
@@ -113,20 +166,100 @@ impl Executor {
     ) {
         let d = prefix.len();
         self.emb[..d].copy_from_slice(prefix);
+        self.prepare(g, plan, d);
         self.fill(g, plan, d, out);
     }
 
+    /// Computes the hoisted last level's candidates (label-filtered, before
+    /// injectivity) into its buffer.
+    fn hoist<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan) {
+        let last = plan.depth() - 1;
+        let level = &plan.levels[last];
+        let emb = self.emb;
+        let mut out = std::mem::take(&mut self.bufs[last]);
+        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, |ops| intersect_into(
+            ops, &mut out
+        ));
+        if plan.check_labels {
+            let labels = g.labels();
+            out.retain(|&c| labels[c as usize] == level.label);
+        }
+        self.bufs[last] = out;
+    }
+
+    /// The `extra` index of level `d`'s pinned read, if one is pinned.
+    fn pinned_read(&self, d: usize) -> Option<usize> {
+        self.pinned[d].map(usize::from)
+    }
+
+    /// Before the loop that binds `order[d - 1]`: pins a plain list of level
+    /// `d` that the loop does not change (bound above depth `d - 1`), if the
+    /// loop is long enough and another list remains to probe.
+    fn pin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> bool {
+        if d >= plan.depth() || self.bufs[d - 1].len() < PIN_MIN_SIBLINGS {
+            return false;
+        }
+        let level = &plan.levels[d];
+        if level.hoist.is_some() || level.extra.len() + usize::from(level.reuse.is_some()) < 2 {
+            return false;
+        }
+        let Some(k) = level
+            .extra
+            .iter()
+            .position(|r| (r.pos as usize) < d - 1 && r.elabel.is_none())
+        else {
+            return false;
+        };
+        let r = level.extra[k];
+        let list = g.nbrs(self.emb[r.pos as usize], r.version);
+        if !list.is_plain() {
+            return false;
+        }
+        let words = g.num_vertices().div_ceil(64);
+        let bits = &mut self.bits[d];
+        if bits.len() < words {
+            bits.resize(words, 0);
+        }
+        for &x in list.base {
+            bits[x as usize >> 6] |= 1 << (x & 63);
+        }
+        self.pinned[d] = Some(k as u8);
+        true
+    }
+
+    fn unpin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) {
+        if let Some(k) = self.pinned[d].take() {
+            let r = plan.levels[d].extra[k as usize];
+            let bits = &mut self.bits[d];
+            for &x in g.nbrs(self.emb[r.pos as usize], r.version).base {
+                bits[x as usize >> 6] &= !(1 << (x & 63));
+            }
+        }
+    }
+
+    /// Candidate set of level `d` into `out` (which is not one of `self.bufs`).
     fn fill<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, out: &mut Vec<VertexId>) {
         let level = &plan.levels[d];
         let emb = self.emb;
-        with_operands!(g, level, emb, |ops| intersect_into(ops, out));
-        let labels = g.labels();
-        let keep = |c: &VertexId| {
-            (!plan.check_labels || labels[*c as usize] == level.label)
-                && level.conflicts.iter().all(|&p| emb[p as usize] != *c)
-        };
-        if plan.check_labels || !level.conflicts.is_empty() {
-            out.retain(keep);
+        let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
+        if let (Some(src), true) = (src, level.extra.is_empty()) {
+            out.clear();
+            out.extend_from_slice(src);
+        } else {
+            let skip = self.pinned_read(d);
+            with_operands!(g, level.extra, src, emb, skip, |ops| intersect_into(ops, out));
+            if skip.is_some() {
+                let bits = &self.bits[d];
+                out.retain(|&c| bit(bits, c));
+            }
+        }
+        let check_label = plan.check_labels && level.reuse.is_none();
+        if check_label || !level.conflicts.is_empty() {
+            let labels = g.labels();
+            out.retain(|&c| {
+                (!check_label || labels[c as usize] == level.label)
+                    && level.conflicts.iter().all(|&p| emb[p as usize] != c)
+            });
         }
     }
 
@@ -149,17 +282,24 @@ impl Executor {
         if !vis.enter(d, &self.emb[..d], level) {
             return 0;
         }
+        if !ENUM && plan.levels[depth - 1].hoist == Some(d as u8) {
+            self.hoist(g, plan);
+        }
         let total = if d + 1 == depth && !ENUM {
             self.count_last(g, plan, level)
         } else {
             let mut buf = std::mem::take(&mut self.bufs[d]);
             self.fill(g, plan, d, &mut buf);
+            self.bufs[d] = buf;
+            let pinned = self.pin(g, plan, d + 1);
             let mut total = 0;
-            for &c in &buf {
-                self.emb[d] = c;
+            for k in 0..self.bufs[d].len() {
+                self.emb[d] = self.bufs[d][k];
                 total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
             }
-            self.bufs[d] = buf;
+            if pinned {
+                self.unpin(g, plan, d + 1);
+            }
             total
         };
         vis.leave(d);
@@ -168,19 +308,41 @@ impl Executor {
 
     /// |candidates| at the last level without enumerating them.
     fn count_last<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, level: &Level) -> u64 {
+        let d = plan.depth() - 1;
+        if level.hoist.is_some() {
+            let cands = &self.bufs[d];
+            let hits = level
+                .conflicts
+                .iter()
+                .filter(|&&p| cands.binary_search(&self.emb[p as usize]).is_ok())
+                .count();
+            return cands.len() as u64 - hits as u64;
+        }
         let emb = self.emb;
-        let labels = g.labels();
+        let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let tmp = &mut self.tmp;
-        with_operands!(g, level, emb, |ops| {
-            let mut n = if plan.check_labels {
-                intersect_into(ops, tmp);
-                tmp.iter().filter(|&&c| labels[c as usize] == level.label).count() as u64
-            } else {
-                intersect_len(ops, tmp)
+        let check_label = plan.check_labels && level.reuse.is_none();
+        let extra: &[Read] = &level.extra;
+        let skip = self.pinned[d].map(usize::from);
+        let bits = &self.bits[d];
+        let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
+        with_operands!(g, extra, src, emb, skip, |ops| {
+            let mut n = match ops {
+                [o] if skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {
+                    o.list.base.iter().filter(|&&x| bit(bits, x)).count() as u64
+                }
+                _ if check_label || skip.is_some() => {
+                    intersect_into(ops, tmp);
+                    let labels = g.labels();
+                    tmp.iter()
+                        .filter(|&&c| (!check_label || labels[c as usize] == level.label) && in_pinned(c))
+                        .count() as u64
+                }
+                _ => intersect_len(ops, tmp),
             };
             for &p in &level.conflicts {
                 let x = emb[p as usize];
-                if ops.iter().all(|o| o.contains(x)) {
+                if in_pinned(x) && ops.iter().all(|o| o.contains(x)) {
                     n -= 1;
                 }
             }

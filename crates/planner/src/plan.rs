@@ -49,6 +49,16 @@ pub struct Level {
     /// Earlier positions with the same label that are not read at this level
     /// (injectivity checks; a read position can never collide).
     pub conflicts: Vec<u8>,
+    /// An earlier level whose reads are a subset of this level's (same
+    /// label): its filtered candidate set already is the intersection of
+    /// those lists, so this level intersects it with `extra` only.
+    pub reuse: Option<u8>,
+    /// The reads not covered by `reuse` (all reads when `reuse` is `None`).
+    pub extra: Vec<Read>,
+    /// Last level only: every read refers to a position below `hoist`, so the
+    /// candidate set is computed once per node at depth `hoist` and each
+    /// deeper node only subtracts its injectivity conflicts.
+    pub hoist: Option<u8>,
 }
 
 /// A nested-loop plan; `levels[d]` binds `order[d]`.
@@ -94,7 +104,7 @@ fn levels_for(
     for (d, &u) in order.iter().enumerate() {
         pos[u] = d as u8;
     }
-    order
+    let levels = order
         .iter()
         .enumerate()
         .map(|(d, &u)| {
@@ -123,11 +133,58 @@ fn levels_for(
             Level {
                 qv: u,
                 label: q.label(u),
+                extra: reads.clone(),
                 reads,
                 conflicts,
+                reuse: None,
+                hoist: None,
             }
         })
-        .collect()
+        .collect();
+    let mut levels = link_reuse(levels);
+    if let Some(last) = levels.last_mut() {
+        let h = last.reads.iter().map(|r| r.pos as usize + 1).max().unwrap_or(0);
+        if h > 0 && h + 1 < order.len() {
+            last.hoist = Some(h as u8);
+            last.reuse = None;
+            last.extra = last.reads.clone();
+        }
+    }
+    levels
+}
+
+/// Moves to the end one vertex whose neighbours all come before it (after
+/// the first `fixed` positions), preferring the earliest: its candidates
+/// then depend only on early bindings and can be hoisted. No vertex's
+/// reads change.
+fn defer_leaf(q: &QueryGraph, mut order: Vec<QVertex>, fixed: usize) -> Vec<QVertex> {
+    let n = order.len();
+    let pick = (fixed..n.saturating_sub(1)).find(|&k| order[k + 1..].iter().all(|&w| !q.has_edge(order[k], w)));
+    if let Some(k) = pick {
+        let v = order.remove(k);
+        order.push(v);
+    }
+    order
+}
+
+/// Sets [`Level::reuse`]: for each level, the earlier materialised level
+/// (non-empty reads, same label) whose reads it contains, preferring the one
+/// that leaves the fewest extra lists.
+fn link_reuse(mut levels: Vec<Level>) -> Vec<Level> {
+    for d in 0..levels.len() {
+        let best = (0..d)
+            .filter(|&e| {
+                let (le, ld) = (&levels[e], &levels[d]);
+                !le.reads.is_empty() && le.label == ld.label && le.reads.iter().all(|r| ld.reads.contains(r))
+            })
+            .max_by_key(|&e| (levels[e].reads.len(), e));
+        if let Some(e) = best {
+            let covered = levels[e].reads.clone();
+            levels[d].reuse = Some(e as u8);
+            levels[d].extra.retain(|r| !covered.contains(r));
+        }
+    }
+    levels
 }
 
 fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
@@ -136,7 +193,7 @@ fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
 
 /// The full-matching plan: every relation read in `version`.
 pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats, version: Version) -> Plan {
-    let order = strategy.order(q, &[], stats);
+    let order = defer_leaf(q, strategy.order(q, &[], stats), 1);
     let levels = levels_for(q, &order, |_| version, None);
     Plan {
         order,
@@ -149,7 +206,7 @@ pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphSt
 pub fn delta_plans(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats) -> Vec<DeltaPlan> {
     let mut out = Vec::with_capacity(2 * q.num_edges());
     for (i, &(a, b, l)) in q.edges().iter().enumerate() {
-        let order = strategy.order(q, &[a, b], stats);
+        let order = defer_leaf(q, strategy.order(q, &[a, b], stats), 2);
         for sign in [Sign::Positive, Sign::Negative] {
             let later = match sign {
                 Sign::Positive => Version::New,

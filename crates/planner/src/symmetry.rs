@@ -24,6 +24,9 @@ pub struct SeedRule {
     pub plan: usize,
     pub forward: bool,
     pub weight: u64,
+    /// The orbit holds both orientations of the edge, so either data
+    /// orientation gives the same count (callers may pick the cheaper one).
+    pub reversible: bool,
 }
 
 /// All label- and edge-label-preserving automorphisms of `q`, or `None` when
@@ -68,7 +71,9 @@ pub fn single_edge_rules(q: &QueryGraph, plans: &[DeltaPlan], sign: Sign) -> Opt
             continue;
         }
         let mut size = 0;
+        let mut reversible = false;
         for s in &auts {
+            reversible |= (s[a], s[b]) == (b, a);
             let img = (s[a], s[b]);
             let j = oriented
                 .iter()
@@ -86,6 +91,7 @@ pub fn single_edge_rules(q: &QueryGraph, plans: &[DeltaPlan], sign: Sign) -> Opt
             plan,
             forward,
             weight: size,
+            reversible,
         });
     }
     Some(rules)
