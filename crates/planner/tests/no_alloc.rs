@@ -70,7 +70,7 @@ fn executor_runs_allocation_free_after_warm_up() {
         let q = QueryGraph::new(vec![0; n], &e, false).unwrap();
         let plans = delta_plans(&q, &GcsmOrder, &stats);
         let splan = static_plan(&q, &GcsmOrder, &stats, Version::New);
-        let mut run = |ex: &mut Executor| {
+        let run = |ex: &mut Executor| {
             let d = count_batch(&g, &plans, &delta, ex, &mut NoVisitor);
             let s: u64 = (0..60).map(|v| ex.count(&g, &splan, &[v], &mut NoVisitor)).sum();
             (d, s)

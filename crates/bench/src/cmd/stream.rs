@@ -1,0 +1,242 @@
+//! `csm stream`: continuous matching of an update stream, batch by batch.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use csm_baselines::registry::{self, EngineOptions};
+use csm_engine::{Batch, BatchResult, ContinuousMatcher};
+use csm_graph::format::Format;
+use csm_graph::{CsrGraph, GraphData, LocatedUpdate, Strictness};
+use csm_planner::QueryGraph;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::input::{self, EngineArgs, GraphArgs, StreamArgs};
+use crate::output;
+
+/// Arguments of `csm stream`.
+#[derive(Args, Debug, Clone)]
+pub struct StreamCmdArgs {
+    #[command(flatten)]
+    pub graph: GraphArgs,
+    /// Query file, or a standard query name (`triangle`, `house`, ...).
+    #[arg(long, short = 'q', value_name = "QUERY")]
+    pub query: String,
+    /// Format of a query file (default: detected).
+    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
+    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// Updates per batch.
+    #[arg(long, short = 'b', value_name = "B")]
+    pub batch: usize,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Also count |M(G0)| with the static cpu engine (reported as
+    /// `initial_count`, with `final_count` = initial + positive - negative).
+    #[arg(long)]
+    pub initial_count: bool,
+    /// Print JSON lines (one per batch, then a summary) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Totals over processed batches.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    pub batches: usize,
+    pub updates: usize,
+    pub positive: u64,
+    pub negative: u64,
+    /// Matching time, seconds.
+    pub seconds: f64,
+    /// Graph update time, seconds.
+    pub update_seconds: f64,
+    pub skipped: usize,
+}
+
+impl Totals {
+    pub fn add(&mut self, updates: usize, r: &BatchResult) {
+        self.batches += 1;
+        self.updates += updates;
+        self.positive += r.positive;
+        self.negative += r.negative;
+        self.seconds += r.seconds;
+        self.update_seconds += r.update_seconds;
+        self.skipped += r.skipped;
+    }
+
+    /// Updates per second of processing time (matching + graph update).
+    pub fn updates_per_second(&self) -> f64 {
+        output::rate(self.updates as f64, self.seconds + self.update_seconds)
+    }
+}
+
+/// Feeds `updates` to `engine` in consecutive batches of `batch` and calls
+/// `on_batch(index, updates, result)` after each. The engine must be
+/// initialised.
+pub fn process_stream(
+    engine: &mut dyn ContinuousMatcher,
+    updates: &[LocatedUpdate],
+    source: &str,
+    batch: usize,
+    strictness: Strictness,
+    mut on_batch: impl FnMut(usize, &[LocatedUpdate], &BatchResult),
+) -> Result<Totals> {
+    if batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let mut totals = Totals::default();
+    for (i, chunk) in updates.chunks(batch).enumerate() {
+        let r = engine.process(Batch {
+            updates: chunk,
+            source,
+            strictness,
+        })?;
+        totals.add(chunk.len(), &r);
+        on_batch(i, chunk, &r);
+    }
+    Ok(totals)
+}
+
+/// |M(g)| with the static cpu engine.
+pub fn static_count(g: &GraphData, q: &QueryGraph, opts: &EngineOptions) -> Result<u64> {
+    let engine = registry::static_engine("cpu", opts)?;
+    Ok(engine.count(&CsrGraph::from_data(g)?, q)?)
+}
+
+/// The JSON object of one batch: the fixed keys, then the engine's extras.
+pub fn batch_json(index: usize, chunk: &[LocatedUpdate], r: &BatchResult) -> Value {
+    let mut o = Map::new();
+    o.insert("batch".into(), json!(index));
+    o.insert("first_line".into(), json!(chunk.first().map_or(0, |u| u.line)));
+    o.insert("updates".into(), json!(chunk.len()));
+    o.insert("positive".into(), json!(r.positive));
+    o.insert("negative".into(), json!(r.negative));
+    o.insert("seconds".into(), json!(r.seconds));
+    o.insert("update_seconds".into(), json!(r.update_seconds));
+    o.insert("skipped".into(), json!(r.skipped));
+    output::flatten_into(&mut o, &r.extra);
+    Value::Object(o)
+}
+
+pub fn run(args: StreamCmdArgs) -> Result<()> {
+    if args.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    if !args.stream.given() {
+        bail!("give the updates: --updates FILE, or --stream-fraction F / --stream-count N to generate them");
+    }
+    let g = args.graph.load()?;
+    let q = input::load_query(&args.query, args.query_format)?;
+    let opts = args.engine.options()?;
+    let mut engine = registry::continuous_engine(&args.engine.engine, &opts)?;
+    let w = input::workload(g.data, &args.stream, None)?;
+    let strictness = if args.graph.read.lenient {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
+    };
+
+    let initial = if args.initial_count {
+        let t = Instant::now();
+        let c = static_count(&w.g0, &q.query, &opts)?;
+        tracing::info!("|M(G0)| = {c} in {:.3} s", t.elapsed().as_secs_f64());
+        Some(c)
+    } else {
+        None
+    };
+
+    let t_init = Instant::now();
+    engine.init(&w.g0, &q.query)?;
+    let init_seconds = t_init.elapsed().as_secs_f64();
+
+    let pb = output::progress_bar(w.updates.len() as u64, !args.json, "updates");
+    let json = args.json;
+    let totals = process_stream(
+        engine.as_mut(),
+        &w.updates,
+        &w.source,
+        args.batch,
+        strictness,
+        |i, chunk, r| {
+            if json {
+                output::json_line(&batch_json(i, chunk, r));
+            }
+            pb.inc(chunk.len() as u64);
+        },
+    );
+    pb.finish_and_clear();
+    let totals = totals?;
+    let final_count = initial.map(|c| (c + totals.positive).checked_sub(totals.negative));
+
+    if json {
+        let mut o = json!({
+            "summary": true,
+            "engine": args.engine.engine,
+            "query": q.name,
+            "graph": g.name,
+            "threads": args.engine.threads,
+            "order": args.engine.order,
+            "batch_size": args.batch,
+            "batches": totals.batches,
+            "updates": totals.updates,
+            "positive": totals.positive,
+            "negative": totals.negative,
+            "seconds": totals.seconds,
+            "update_seconds": totals.update_seconds,
+            "skipped": totals.skipped,
+            "updates_per_second": totals.updates_per_second(),
+            "init_seconds": init_seconds,
+            "load_seconds": g.seconds,
+        });
+        if let Some(c) = initial {
+            o["initial_count"] = json!(c);
+            o["final_count"] = json!(final_count.flatten());
+        }
+        output::json_line(&o);
+    } else {
+        println!(
+            "{} on {}: {} updates from {} in {} batches of {}",
+            args.engine.engine,
+            q.name,
+            output::group(totals.updates as u64),
+            w.source,
+            output::group(totals.batches as u64),
+            args.batch
+        );
+        let mut t = output::Table::new(["", "value"]);
+        if let Some(c) = initial {
+            t.row(["initial count |M(G0)|".to_string(), output::group(c)]);
+        }
+        t.row([
+            "positive (new matches)".to_string(),
+            format!("+{}", output::group(totals.positive)),
+        ]);
+        t.row([
+            "negative (lost matches)".to_string(),
+            format!("-{}", output::group(totals.negative)),
+        ]);
+        if let Some(Some(c)) = final_count {
+            t.row(["final count".to_string(), output::group(c)]);
+        }
+        if totals.skipped > 0 {
+            t.row(["skipped updates".to_string(), output::group(totals.skipped as u64)]);
+        }
+        t.row(["matching time".to_string(), output::secs(totals.seconds)]);
+        t.row(["graph update time".to_string(), output::secs(totals.update_seconds)]);
+        t.row([
+            "throughput".to_string(),
+            format!(
+                "{} updates/s",
+                output::per_sec(totals.updates_per_second()).trim_end_matches("/s")
+            ),
+        ]);
+        print!("{}", t.render());
+    }
+    if let Some(None) = final_count {
+        bail!("inconsistent counts: initial count + positive < negative");
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! `csm verify`: runs several engines on the same input and fails on any
+//! disagreement (static count, and per-batch positive/negative counts).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use csm_baselines::registry::{self, ENGINES};
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError};
+use csm_graph::format::Format;
+use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
+use serde_json::json;
+
+use crate::input::{self, GraphArgs, StreamArgs};
+use crate::output;
+
+/// Arguments of `csm verify`.
+#[derive(Args, Debug, Clone)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub graph: GraphArgs,
+    /// Query file, or a standard query name.
+    #[arg(long, short = 'q', value_name = "QUERY")]
+    pub query: String,
+    /// Format of a query file (default: detected).
+    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
+    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// Updates per batch.
+    #[arg(long, short = 'b', value_name = "B", default_value_t = 64)]
+    pub batch: usize,
+    /// Comma-separated engine names, or `all` (every registered engine).
+    #[arg(long, value_name = "LIST", default_value = "cpu,oracle,vf2")]
+    pub engines: String,
+    /// Worker threads of the engines that use them (0 = all cores).
+    #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
+    pub threads: usize,
+    /// Matching order: gcsm or cost.
+    #[arg(long, value_name = "ORDER", default_value = "gcsm")]
+    pub order: String,
+    /// Print one JSON object with the outcome (the exit code still tells).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The engines a `--engines` value names.
+pub fn engine_list(spec: &str) -> Result<Vec<String>> {
+    let names = if spec.trim() == "all" {
+        ENGINES.iter().map(|s| s.to_string()).collect()
+    } else {
+        input::split_list(spec)
+    };
+    if names.is_empty() {
+        bail!("--engines: no engine named");
+    }
+    for n in &names {
+        if !ENGINES.contains(&n.as_str()) {
+            bail!("unknown engine '{n}'; available: {}", ENGINES.join(", "));
+        }
+    }
+    Ok(names)
+}
+
+/// Ok(None) for an engine that declined with `Unsupported` (reason recorded).
+fn supported<T>(r: Result<T, EngineError>, name: &str, skipped: &mut Vec<(String, String)>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(EngineError::Unsupported { reason, .. }) => {
+            skipped.push((name.to_string(), reason));
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn run(args: VerifyArgs) -> Result<()> {
+    if args.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let names = engine_list(&args.engines)?;
+    let g = args.graph.load()?;
+    let graph_name = g.name.clone();
+    let q = input::load_query(&args.query, args.query_format)?;
+    let opts = input::engine_options(args.threads, &args.order)?;
+    let strictness = if args.graph.read.lenient {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
+    };
+    let w = input::workload(g.data, &args.stream, None)?;
+    let mut skipped: Vec<(String, String)> = Vec::new();
+
+    // Static counts on G0.
+    let csr0 = CsrGraph::from_data(&w.g0)?;
+    let mut statics: Vec<(String, u64)> = Vec::new();
+    // Wall time per engine (static count, init and batches).
+    let mut wall: HashMap<String, f64> = HashMap::new();
+    for n in &names {
+        let eng = registry::static_engine(n, &opts)?;
+        let t0 = Instant::now();
+        if let Some(c) = supported(eng.count(&csr0, &q.query), n, &mut skipped)? {
+            statics.push((n.clone(), c));
+            *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
+        }
+    }
+    for (n, why) in &skipped {
+        eprintln!("note: {n} skipped: {why}");
+    }
+    if statics.is_empty() {
+        bail!("every engine declined this input; nothing was verified");
+    }
+    let base = statics[0].1;
+    if statics.iter().any(|&(_, c)| c != base) {
+        let mut t = output::Table::new(["engine", "|M(G0)|"]);
+        for (n, c) in &statics {
+            t.row([n.clone(), c.to_string()]);
+        }
+        eprint!("{}", t.render());
+        if args.json {
+            output::json_line(&json!({"ok": false, "stage": "static", "static": statics_json(&statics)}));
+        }
+        bail!("engines disagree on the static count of {} in {graph_name}", q.name);
+    }
+
+    // Continuous matching, batch by batch, in lockstep.
+    let mut engines: Vec<(String, Box<dyn ContinuousMatcher>)> = Vec::new();
+    if !w.updates.is_empty() {
+        for (n, _) in &statics {
+            let mut e = registry::continuous_engine(n, &opts)?;
+            let t0 = Instant::now();
+            let init = e.init(&w.g0, &q.query);
+            *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
+            if supported(init, n, &mut skipped)?.is_some() {
+                engines.push((n.clone(), e));
+            } else if let Some((_, why)) = skipped.last() {
+                eprintln!("note: {n} skipped for the stream: {why}");
+            }
+        }
+    }
+    let mut sums = vec![(0u64, 0u64); engines.len()];
+    let mut reference = DynamicGraph::from_data(&w.g0)?;
+    let batches = w.updates.len().div_ceil(args.batch);
+    let pb = output::progress_bar(batches as u64, !args.json, "batches");
+    for (i, chunk) in w.updates.chunks(args.batch).enumerate() {
+        let mut results: Vec<(usize, BatchResult)> = Vec::new();
+        let mut dropped = Vec::new();
+        for (k, (n, e)) in engines.iter_mut().enumerate() {
+            let t0 = Instant::now();
+            let r = e.process(Batch {
+                updates: chunk,
+                source: &w.source,
+                strictness,
+            });
+            *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
+            match supported(r, n, &mut skipped)? {
+                Some(r) => results.push((k, r)),
+                None => {
+                    eprintln!(
+                        "note: {n} dropped at batch {i}: {}",
+                        skipped.last().map_or("", |s| s.1.as_str())
+                    );
+                    dropped.push(k);
+                }
+            }
+        }
+        reference.apply(chunk, &w.source, strictness)?;
+        if let Some((_, r0)) = results.first() {
+            if results
+                .iter()
+                .any(|(_, r)| (r.positive, r.negative) != (r0.positive, r0.negative))
+            {
+                pb.finish_and_clear();
+                let first = chunk.first().map_or(0, |u| u.line);
+                let last = chunk.last().map_or(0, |u| u.line);
+                eprintln!("first differing batch: {i} (updates {first}..={last} of {})", w.source);
+                let mut t = output::Table::new(["engine", "positive", "negative"]);
+                for (k, r) in &results {
+                    t.row([engines[*k].0.clone(), r.positive.to_string(), r.negative.to_string()]);
+                }
+                eprint!("{}", t.render());
+                if args.json {
+                    let per: serde_json::Map<String, serde_json::Value> = results
+                        .iter()
+                        .map(|(k, r)| {
+                            (
+                                engines[*k].0.clone(),
+                                json!({"positive": r.positive, "negative": r.negative}),
+                            )
+                        })
+                        .collect();
+                    output::json_line(
+                        &json!({"ok": false, "stage": "stream", "batch": i, "first_line": first, "engines": per}),
+                    );
+                }
+                bail!(
+                    "engines disagree on batch {i} (updates at lines {first}..={last} of {})",
+                    w.source
+                );
+            }
+        }
+        for (k, r) in &results {
+            sums[*k].0 += r.positive;
+            sums[*k].1 += r.negative;
+        }
+        for k in dropped.into_iter().rev() {
+            engines.remove(k);
+            sums.remove(k);
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+
+    // Final consistency: |M(G0)| + Σpos - Σneg = |M(G_final)|.
+    let mut final_count = None;
+    if !w.updates.is_empty() {
+        let csr1 = reference.to_csr(Version::New);
+        let (rname, _) = &statics[0];
+        let eng = registry::static_engine(rname, &opts)?;
+        if let Some(c) = supported(eng.count(&csr1, &q.query), rname, &mut skipped)? {
+            final_count = Some(c);
+            for ((n, _), &(p, m)) in engines.iter().zip(&sums) {
+                if (base + p).checked_sub(m) != Some(c) {
+                    bail!(
+                        "{n}: |M(G0)| + positive - negative = {base} + {p} - {m}, but {rname} counts {c} on the final graph"
+                    );
+                }
+            }
+        }
+    }
+
+    if args.json {
+        let per: serde_json::Map<String, serde_json::Value> = engines
+            .iter()
+            .zip(&sums)
+            .map(|((n, _), &(p, m))| (n.clone(), json!({"positive": p, "negative": m})))
+            .collect();
+        let sk: serde_json::Map<String, serde_json::Value> =
+            skipped.iter().map(|(n, why)| (n.clone(), json!(why))).collect();
+        output::json_line(&json!({
+            "ok": true,
+            "graph": graph_name,
+            "query": q.name,
+            "static": statics_json(&statics),
+            "batches": batches,
+            "updates": w.updates.len(),
+            "stream": per,
+            "final_count": final_count,
+            "skipped": sk,
+        }));
+    } else {
+        let mut t = output::Table::new(["engine", "|M(G0)|", "positive", "negative", "final", "time"]);
+        for (n, c) in &statics {
+            let row = engines.iter().position(|(e, _)| e == n).map(|k| sums[k]);
+            let (p, m) = row.map_or(("-".to_string(), "-".to_string()), |(p, m)| {
+                (p.to_string(), m.to_string())
+            });
+            let f = match (row, final_count) {
+                (Some(_), Some(f)) => f.to_string(),
+                _ => "-".into(),
+            };
+            let secs = output::secs(wall.get(n).copied().unwrap_or(0.0));
+            t.row([n.clone(), c.to_string(), p, m, f, secs]);
+        }
+        print!("{}", t.render());
+        let streamed = if w.updates.is_empty() {
+            String::new()
+        } else {
+            format!(" and on all {batches} batches of {} updates", args.batch)
+        };
+        println!("ok: {} engine(s) agree on the static count{streamed}", statics.len());
+        if statics.len() < 2 {
+            println!("note: only one engine ran, so nothing was compared across engines");
+        }
+    }
+    Ok(())
+}
+
+fn statics_json(statics: &[(String, u64)]) -> serde_json::Value {
+    serde_json::Value::Object(statics.iter().map(|(n, c)| (n.clone(), json!(c))).collect())
+}

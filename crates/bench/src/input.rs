@@ -1,0 +1,370 @@
+//! Loading what the commands read: data graphs (any [`Format`], detected or
+//! named), queries (a file or a standard query name), update streams (a file
+//! or generated from the graph, GCSM Sec. VI-A), and engine options.
+//!
+//! Input errors keep the `<file>:<line>: <reason>` form of
+//! [`csm_graph::InputError`], so the binary prints them as
+//! `error: <file>:<line>: <reason>`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use csm_baselines::registry::EngineOptions;
+use csm_graph::format::{self, Format, Labeller, ReadOptions, ReadReport};
+use csm_graph::gen::{self, StreamAmount, DEFAULT_INSERT_PROB, STANDARD_QUERIES};
+use csm_graph::{ErrorKind, GraphData, InputError, Label, LocatedUpdate};
+use csm_planner::{strategy_by_name, OrderStrategy, QueryGraph};
+
+/// Parses a `--format` value (`graph`, `csm`, `snap`).
+pub fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+/// How to read a data graph file.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReadArgs {
+    /// Input format of the data graph: graph, csm or snap (default: detected
+    /// from the first lines).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Give an unlabelled (SNAP) graph N uniformly drawn vertex labels
+    /// (default: every vertex gets label 0).
+    #[arg(long, value_name = "N")]
+    pub labels: Option<u32>,
+    /// Seed of the `--labels` labeller.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub label_seed: u64,
+    /// Skip bad graph lines and invalid updates instead of stopping at the
+    /// first one (they are counted and reported).
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+/// A data graph argument plus how to read it.
+#[derive(Args, Debug, Clone)]
+pub struct GraphArgs {
+    /// Data graph file.
+    #[arg(long, short = 'g', value_name = "FILE")]
+    pub graph: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// A loaded data graph.
+#[derive(Debug)]
+pub struct LoadedGraph {
+    pub data: GraphData,
+    /// The path as given (errors and output name it).
+    pub name: String,
+    pub format: Format,
+    pub report: ReadReport,
+    pub seconds: f64,
+}
+
+impl ReadArgs {
+    /// The labeller `--labels`/`--label-seed` ask for.
+    pub fn labeller(&self) -> Result<Labeller> {
+        let l = match self.labels {
+            None => Labeller::Constant,
+            Some(n) => Labeller::Uniform {
+                num_labels: n,
+                seed: self.label_seed,
+            },
+        };
+        l.validate().map_err(|e| anyhow!("--labels: {e}"))?;
+        Ok(l)
+    }
+}
+
+/// Reads a data graph file (format from `--format` or detected).
+pub fn load_graph(path: &Path, read: &ReadArgs) -> Result<LoadedGraph> {
+    let t0 = Instant::now();
+    let name = path.display().to_string();
+    let content =
+        std::fs::read_to_string(path).map_err(|e| InputError::new(name.clone(), 0, ErrorKind::Io(e.to_string())))?;
+    let fmt = match read.format {
+        Some(f) => f,
+        None => format::detect_format(&content).map_err(|mut e| {
+            e.source_name = name.clone();
+            e
+        })?,
+    };
+    let labeller = read.labeller()?;
+    if read.labels.is_some() && fmt != Format::Snap {
+        eprintln!("warning: {name}: --labels only relabels SNAP input; this {fmt} file keeps its own labels");
+    }
+    let opts = ReadOptions {
+        lenient: read.lenient,
+        labeller,
+    };
+    let (data, report) = format::read_graph(&content, &name, Some(fmt), &opts)?;
+    if report.skipped > 0 {
+        eprintln!("warning: {name}: skipped {} bad line(s) (--lenient)", report.skipped);
+        for e in &report.first_errors {
+            eprintln!("  {e}");
+        }
+    }
+    if report.self_loops > 0 || report.duplicates_folded > 0 {
+        tracing::info!(
+            "{name}: dropped {} self-loop(s), folded {} reversed/repeated pair(s)",
+            report.self_loops,
+            report.duplicates_folded
+        );
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    tracing::info!(
+        "{name}: {fmt} graph, {} vertices, {} edges, {} vertex labels, read in {seconds:.3} s",
+        data.num_vertices(),
+        data.num_edges(),
+        data.num_vertex_labels()
+    );
+    Ok(LoadedGraph {
+        data,
+        name,
+        format: fmt,
+        report,
+        seconds,
+    })
+}
+
+impl GraphArgs {
+    pub fn load(&self) -> Result<LoadedGraph> {
+        load_graph(&self.graph, &self.read)
+    }
+}
+
+/// A query: its display name and the validated pattern.
+#[derive(Debug, Clone)]
+pub struct LoadedQuery {
+    pub name: String,
+    pub query: QueryGraph,
+}
+
+/// Parses a standard query spec `NAME` or `NAME:l0,l1,...` (vertex labels).
+pub fn standard_query_data(spec: &str) -> Result<Option<GraphData>> {
+    let (name, labels) = match spec.split_once(':') {
+        Some((n, l)) => (n, Some(l)),
+        None => (spec, None),
+    };
+    let Some(q) = gen::standard_query(name) else {
+        return Ok(None);
+    };
+    let Some(labels) = labels else {
+        return Ok(Some(q));
+    };
+    let labels: Vec<Label> = labels
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<Label>()
+                .map_err(|_| anyhow!("query `{spec}`: `{t}` is not a vertex label"))
+        })
+        .collect::<Result<_>>()?;
+    if labels.len() != q.labels.len() {
+        bail!(
+            "query `{spec}`: {name} has {} vertices but {} labels were given",
+            q.labels.len(),
+            labels.len()
+        );
+    }
+    if labels.contains(&csm_graph::ABSENT) {
+        bail!("query `{spec}`: label {} is reserved", csm_graph::ABSENT);
+    }
+    Ok(Some(gen::with_labels(&q, &labels)))
+}
+
+/// Loads a query: an existing file (read in `format` or the detected one),
+/// else a standard query name (`triangle`, `house:0,1,0,1,2`, ...).
+pub fn load_query(spec: &str, format: Option<Format>) -> Result<LoadedQuery> {
+    let path = Path::new(spec);
+    let data = if path.exists() {
+        let (data, _) = format::read_graph_file(path, format, &ReadOptions::default())?;
+        data
+    } else {
+        match standard_query_data(spec)? {
+            Some(d) => d,
+            None => bail!(
+                "query `{spec}` is neither a file nor a standard query (standard queries: {}; \
+                 add `:l0,l1,...` for vertex labels)",
+                STANDARD_QUERIES.join(", ")
+            ),
+        }
+    };
+    let query = QueryGraph::from_data(&data).map_err(|e| anyhow!("{spec}: invalid query: {e}"))?;
+    Ok(LoadedQuery {
+        name: spec.to_string(),
+        query,
+    })
+}
+
+/// Where an update stream comes from.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StreamArgs {
+    /// Update stream file (CSM format: `v`, `-v`, `e`, `-e` lines), applied to
+    /// the graph as loaded.
+    #[arg(long, short = 'u', value_name = "FILE", conflicts_with_all = ["stream_fraction", "stream_count"])]
+    pub updates: Option<PathBuf>,
+    /// Generate the stream from this fraction of the graph's edges (GCSM
+    /// protocol: the inserted edges are removed from the loaded graph first).
+    #[arg(long, value_name = "F")]
+    pub stream_fraction: Option<f64>,
+    /// Generate a stream of N edges (with --stream-fraction: at most N).
+    #[arg(long, value_name = "N")]
+    pub stream_count: Option<usize>,
+    /// Probability that a generated update is an insertion.
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_INSERT_PROB)]
+    pub insert_prob: f64,
+    /// Seed of the generated stream.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// An initial graph and the updates to apply to it.
+#[derive(Debug)]
+pub struct Workload {
+    pub g0: GraphData,
+    pub updates: Vec<LocatedUpdate>,
+    /// Source name for error messages (the update file, or `<generated>`).
+    pub source: String,
+    pub generated: bool,
+}
+
+/// Checks a probability or fraction argument.
+pub fn check_unit(flag: &str, x: f64) -> Result<()> {
+    if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
+        bail!("{flag} must be between 0 and 1, got {x}");
+    }
+    Ok(())
+}
+
+impl StreamArgs {
+    /// Whether any stream option was given.
+    pub fn given(&self) -> bool {
+        self.updates.is_some() || self.stream_fraction.is_some() || self.stream_count.is_some()
+    }
+}
+
+/// Splits `g` GCSM-style, or reads the update file. `default_fraction` is
+/// used when no stream option was given; without it the workload is `g`
+/// with no updates.
+pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> Result<Workload> {
+    if let Some(path) = &s.updates {
+        let updates = format::read_updates_file(path)?;
+        return Ok(Workload {
+            g0: g,
+            updates,
+            source: path.display().to_string(),
+            generated: false,
+        });
+    }
+    let m = g.num_edges();
+    let of_fraction = |f: f64, cap: Option<usize>| -> Result<StreamAmount> {
+        check_unit("--stream-fraction", f)?;
+        let n = ((f * m as f64).round() as usize).min(m);
+        Ok(StreamAmount::Count(cap.map_or(n, |c| c.min(n))))
+    };
+    let amount = match (s.stream_fraction, s.stream_count) {
+        (Some(f), cap) => of_fraction(f, cap)?,
+        (None, Some(c)) => StreamAmount::Count(c),
+        (None, None) => match default_fraction {
+            Some(f) => of_fraction(f, None)?,
+            None => {
+                return Ok(Workload {
+                    g0: g,
+                    updates: Vec::new(),
+                    source: String::new(),
+                    generated: false,
+                })
+            }
+        },
+    };
+    check_unit("--insert-prob", s.insert_prob)?;
+    let (g0, updates) = gen::make_stream(&g, amount, s.insert_prob, s.seed);
+    tracing::info!("generated a stream of {} updates (seed {})", updates.len(), s.seed);
+    Ok(Workload {
+        g0,
+        updates,
+        source: "<generated>".into(),
+        generated: true,
+    })
+}
+
+/// A matching-order strategy by name.
+pub fn order_strategy(name: &str) -> Result<Arc<dyn OrderStrategy>> {
+    strategy_by_name(name)
+        .map(Arc::from)
+        .ok_or_else(|| anyhow!("unknown order `{name}` (expected gcsm or cost)"))
+}
+
+/// Engine options from `--threads` and `--order`.
+pub fn engine_options(threads: usize, order: &str) -> Result<EngineOptions> {
+    Ok(EngineOptions {
+        threads,
+        order: order_strategy(order)?,
+    })
+}
+
+/// `--engine`, `--threads`, `--order`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Engine name (see `csm_baselines::registry::ENGINES`).
+    #[arg(long, short = 'e', value_name = "NAME", default_value = "cpu")]
+    pub engine: String,
+    /// Worker threads (0 = all cores).
+    #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
+    pub threads: usize,
+    /// Matching order: gcsm (GCSM's fixed order) or cost (cost-based).
+    #[arg(long, value_name = "ORDER", default_value = "gcsm")]
+    pub order: String,
+}
+
+impl EngineArgs {
+    pub fn options(&self) -> Result<EngineOptions> {
+        engine_options(self.threads, &self.order)
+    }
+}
+
+/// Splits a comma-separated list, dropping empty items.
+pub fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Parses a comma-separated list of numbers.
+pub fn parse_list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
+    let v: Vec<T> = split_list(s)
+        .iter()
+        .map(|t| {
+            t.parse::<T>()
+                .map_err(|_| anyhow!("{flag}: `{t}` is not a valid number"))
+        })
+        .collect::<Result<_>>()?;
+    if v.is_empty() {
+        bail!("{flag}: empty list");
+    }
+    Ok(v)
+}
+
+/// Creates (truncating) an output file, or stdout for `-`.
+pub fn create_output(path: &Path) -> Result<Box<dyn std::io::Write>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdout().lock()));
+    }
+    let f = std::fs::File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(Box::new(f))
+}
+
+/// How messages name an output path (`-` is stdout).
+pub fn output_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdout>".into()
+    } else {
+        path.display().to_string()
+    }
+}

@@ -1,0 +1,243 @@
+//! End-to-end tests of the `csm` binary on small generated inputs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const CSM: &str = env!("CARGO_BIN_EXE_csm");
+
+fn csm(args: &[&str]) -> Output {
+    Command::new(CSM).args(args).output().expect("run csm")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = csm(args);
+    assert!(
+        out.status.success(),
+        "csm {args:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+fn last_json(stdout: &str) -> Value {
+    let line = stdout.lines().last().expect("some output");
+    serde_json::from_str(line).expect("last line is JSON")
+}
+
+fn gen_graph(dir: &Path, name: &str, scale: &str, edges: &str, labels: &str) -> String {
+    let path = dir.join(name).display().to_string();
+    ok(&[
+        "gen", "graph", "--kind", "rmat", "--scale", scale, "--edges", edges, "--labels", labels, "--seed", "5", "-o",
+        &path,
+    ]);
+    path
+}
+
+#[test]
+fn match_count_equals_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "900", "2");
+    for q in ["triangle", "diamond", "house:0,1,0,1,0"] {
+        let cpu = last_json(&ok(&["match", "-g", &g, "-q", q, "--json", "--unique"]));
+        let oracle = last_json(&ok(&["match", "-g", &g, "-q", q, "--engine", "oracle", "--json"]));
+        assert_eq!(cpu["count"], oracle["count"], "{q}");
+        assert_eq!(cpu["engine"], "cpu");
+        assert!(cpu["seconds"].as_f64().is_some());
+        let aut = cpu["automorphisms"].as_u64().unwrap();
+        assert_eq!(cpu["unique"].as_u64().unwrap() * aut, cpu["count"].as_u64().unwrap());
+    }
+    // Every output format reads back to the same count.
+    let want = last_json(&ok(&["match", "-g", &g, "-q", "square", "--json"]))["count"].clone();
+    let csm_fmt = dir.path().join("g.csm").display().to_string();
+    ok(&[
+        "gen", "graph", "--kind", "rmat", "--scale", "8", "--edges", "900", "--labels", "2", "--seed", "5", "--format",
+        "csm", "-o", &csm_fmt,
+    ]);
+    assert_eq!(
+        last_json(&ok(&["match", "-g", &csm_fmt, "-q", "square", "--json"]))["count"],
+        want
+    );
+}
+
+#[test]
+fn stream_json_lines_sum_to_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "1000", "1");
+    let out = ok(&[
+        "stream",
+        "-g",
+        &g,
+        "-q",
+        "diamond",
+        "--stream-fraction",
+        "0.1",
+        "--batch",
+        "16",
+        "--json",
+        "--initial-count",
+    ]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let (summary, batches) = lines.split_last().unwrap();
+    assert_eq!(summary["summary"], true);
+    assert!(!batches.is_empty());
+    let (mut pos, mut neg, mut upd, mut secs) = (0, 0, 0, 0.0);
+    for (i, b) in batches.iter().enumerate() {
+        assert!(b.get("summary").is_none());
+        assert_eq!(b["batch"].as_u64().unwrap(), i as u64);
+        for k in ["positive", "negative", "seconds", "update_seconds", "skipped"] {
+            assert!(b.get(k).is_some(), "batch line lacks {k}: {b}");
+        }
+        pos += b["positive"].as_u64().unwrap();
+        neg += b["negative"].as_u64().unwrap();
+        upd += b["updates"].as_u64().unwrap();
+        secs += b["seconds"].as_f64().unwrap();
+    }
+    assert_eq!(summary["positive"].as_u64().unwrap(), pos);
+    assert_eq!(summary["negative"].as_u64().unwrap(), neg);
+    assert_eq!(summary["updates"].as_u64().unwrap(), upd);
+    assert_eq!(upd, 100);
+    assert_eq!(summary["batches"].as_u64().unwrap(), batches.len() as u64);
+    assert!((summary["seconds"].as_f64().unwrap() - secs).abs() < 1e-9);
+    assert!(summary["updates_per_second"].as_f64().is_some());
+    // initial + Σpos − Σneg = the static count after the stream, which `gen stream` lets us recount.
+    let initial = summary["initial_count"].as_u64().unwrap();
+    assert_eq!(summary["final_count"].as_u64().unwrap(), initial + pos - neg);
+
+    let g0 = dir.path().join("g0.graph").display().to_string();
+    let u = dir.path().join("u.txt").display().to_string();
+    ok(&[
+        "gen",
+        "stream",
+        "-g",
+        &g,
+        "--fraction",
+        "0.1",
+        "--seed",
+        "1",
+        "-o",
+        &u,
+        "--initial",
+        &g0,
+    ]);
+    let s = last_json(&ok(&[
+        "stream",
+        "-g",
+        &g0,
+        "-q",
+        "diamond",
+        "-u",
+        &u,
+        "--batch",
+        "16",
+        "--json",
+        "--initial-count",
+    ]));
+    assert_eq!(s["initial_count"].as_u64().unwrap(), initial);
+    assert_eq!(s["positive"].as_u64().unwrap(), pos);
+    assert_eq!(s["negative"].as_u64().unwrap(), neg);
+}
+
+#[test]
+fn verify_all_engines_on_a_tiny_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "tiny.graph", "6", "200", "2");
+    let out = ok(&[
+        "verify",
+        "-g",
+        &g,
+        "-q",
+        "house:0,0,1,1,0",
+        "--stream-fraction",
+        "0.2",
+        "--batch",
+        "8",
+        "--engines",
+        "all",
+    ]);
+    assert!(out.contains("ok:"), "{out}");
+    let j = last_json(&ok(&[
+        "verify",
+        "-g",
+        &g,
+        "-q",
+        "triangle",
+        "--stream-fraction",
+        "0.2",
+        "--engines",
+        "all",
+        "--json",
+    ]));
+    assert_eq!(j["ok"], true);
+}
+
+#[test]
+fn malformed_graph_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.graph");
+    std::fs::write(&bad, "t 3 2\nv 0 0 1\nv 1 0 2\nv 2 0 1\ne 0 1\ne 1 oops\n").unwrap();
+    let out = csm(&["match", "-g", bad.to_str().unwrap(), "-q", "triangle"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!("error: {}:6:", bad.display());
+    assert!(err.contains(&want), "stderr {err:?} lacks {want:?}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = csm(&["match", "-g", bad.to_str().unwrap(), "-q", "no-such-query"]);
+    assert_eq!(out.status.code(), Some(1));
+    // Usage errors exit 1 too.
+    let out = csm(&["match", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn sweep_writes_csv_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "1000", "1");
+    let out = dir.path().join("sweep");
+    ok(&[
+        "sweep",
+        "-g",
+        &g,
+        "--queries",
+        "triangle,square",
+        "--batches",
+        "8,32",
+        "--threads",
+        "1,2",
+        "--stream-fraction",
+        "0.05",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("engine,query,batch,threads,updates,positive,negative,seconds,updates_per_second"));
+    assert_eq!(lines.count(), 2 * 2 * 2);
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("triangle"));
+}
+
+#[test]
+fn demo_internals_on_a_tiny_graph() {
+    use csm_bench::cmd::demo::{run_demo, DemoConfig};
+    let cfg = DemoConfig {
+        scale: 8,
+        edges: 1200,
+        batch: 16,
+        max_query_size: 4,
+        ..DemoConfig::default()
+    };
+    let r = run_demo(&cfg).unwrap();
+    assert!(r.ok(), "{r:?}");
+    assert_eq!(r.rows.len(), 4);
+    assert_eq!(r.updates, 24);
+}
