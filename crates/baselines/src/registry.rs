@@ -25,7 +25,7 @@ impl Default for EngineOptions {
 }
 
 /// Names of the CPU engines available to `csm match` and `csm stream`.
-pub const ENGINES: &[&str] = &["cpu", "oracle", "vf2"];
+pub const ENGINES: &[&str] = &["cpu", "oracle", "vf2", "stwig", "pbe", "geneva", "rapidflow"];
 
 /// A static matcher by name.
 pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticMatcher>, EngineError> {
@@ -33,6 +33,10 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
         "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
         "oracle" => Box::new(BruteForce),
         "vf2" => Box::new(Vf2),
+        "stwig" => Box::new(crate::stwig::Stwig::new().with_threads(opts.threads)?),
+        "pbe" => Box::new(crate::pbe::Pbe::default().with_threads(opts.threads)?),
+        "geneva" => Box::new(crate::geneva::Geneva::new(opts.threads)?),
+        "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
         _ => return Err(unknown(name)),
     })
 }
@@ -43,6 +47,10 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
         "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
         "oracle" => Box::new(Recount::new(BruteForce)),
         "vf2" => Box::new(Recount::new(Vf2)),
+        "stwig" => Box::new(Recount::new(crate::stwig::Stwig::new().with_threads(opts.threads)?)),
+        "pbe" => Box::new(Recount::new(crate::pbe::Pbe::default().with_threads(opts.threads)?)),
+        "geneva" => Box::new(Recount::new(crate::geneva::Geneva::new(opts.threads)?)),
+        "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
         _ => return Err(unknown(name)),
     })
 }

@@ -1,0 +1,446 @@
+//! The `pbe` engine against the brute-force oracle: for random and
+//! partitioner-made partitions with n = 1, 2, 4, … parts, intra = the
+//! oracle's embeddings inside one part, inter = those across parts, and
+//! intra + inter = total, as counts and as sets (no instance twice).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
+use csm_baselines::pbe::plan::edge_classes;
+use csm_baselines::pbe::{partition, Pbe};
+use csm_engine::StaticMatcher;
+use csm_graph::{CsrGraph, Edge, GraphData, GraphView, VertexId};
+use csm_planner::QueryGraph;
+use proptest::prelude::*;
+use rand::Rng;
+
+fn random_case(seed: u64, edge_labels: bool) -> (CsrGraph, GraphData, QueryGraph) {
+    let mut r = rng(seed);
+    let vl = r.random_range(1..=3u32);
+    let el = edge_labels.then_some(2);
+    let n = r.random_range(4..13u32);
+    let p = r.random_range(0.15..0.7);
+    let model = random_graph(&mut r, n, p, vl, el);
+    let k = r.random_range(2..=5usize);
+    let q = random_query(&mut r, k, 0.35, vl, el);
+    let data = model.to_data();
+    (CsrGraph::from_data(&data).unwrap(), data, q)
+}
+
+/// The oracle's embeddings split by whether all vertices share one part.
+fn oracle_split(data: &GraphData, q: &QueryGraph, parts: &[u32]) -> (BTreeSet<Vec<VertexId>>, BTreeSet<Vec<VertexId>>) {
+    embeddings(data, q)
+        .into_iter()
+        .partition(|f| f.iter().all(|&v| parts[v as usize] == parts[f[0] as usize]))
+}
+
+fn check(
+    pbe: &Pbe,
+    g: &CsrGraph,
+    data: &GraphData,
+    q: &QueryGraph,
+    parts: &[u32],
+    what: &str,
+) -> Result<(), TestCaseError> {
+    let (want_intra, want_inter) = oracle_split(data, q, parts);
+    let rep = pbe.run_partitioned(g, q, parts).unwrap();
+    prop_assert_eq!(
+        (rep.intra, rep.inter),
+        (want_intra.len() as u64, want_inter.len() as u64),
+        "{}: parts {:?} query {:?}",
+        what,
+        parts,
+        q
+    );
+    prop_assert_eq!(rep.count, rep.intra + rep.inter);
+    let (intra, inter) = pbe.embeddings_partitioned(g, q, parts).unwrap();
+    let (si, sx): (BTreeSet<_>, BTreeSet<_>) = (intra.iter().cloned().collect(), inter.iter().cloned().collect());
+    prop_assert_eq!(si.len(), intra.len(), "{}: an intra instance emitted twice", what);
+    prop_assert_eq!(sx.len(), inter.len(), "{}: an inter instance emitted twice", what);
+    prop_assert_eq!(si, want_intra, "{}: intra instances differ", what);
+    prop_assert_eq!(
+        sx,
+        want_inter,
+        "{}: inter instances differ (parts {:?}, query {:?})",
+        what,
+        parts,
+        q
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// Random partitions into 1, 2, 4 or 8 parts; tiny reserves so that the
+    /// chunked level buffers fill and flush many times.
+    #[test]
+    fn random_partitions_split_exactly(seed in any::<u64>()) {
+        let (g, data, q) = random_case(seed, seed % 2 == 1);
+        let mut r = rng(seed ^ 0x9e37);
+        let reserve = r.random_range(1..24usize);
+        let pbe = Pbe::new(1000).with_reserve(reserve).with_threads(1 + (seed % 3) as usize).unwrap();
+        for n in [1u32, 2, 4, 8] {
+            let parts: Vec<u32> = (0..g.num_vertices()).map(|_| r.random_range(0..n)).collect();
+            check(&pbe, &g, &data, &q, &parts, &format!("random n={n}"))?;
+        }
+    }
+
+    /// The engine's own partitioner at budgets giving 1, 2, 4, … parts:
+    /// n follows ⌈|G| / (g − θ)⌉ and every count equals the oracle's.
+    #[test]
+    fn budgets_do_not_change_counts(seed in any::<u64>()) {
+        let (g, data, q) = random_case(seed, seed % 2 == 0);
+        let want = embeddings(&data, &q).len() as u64;
+        let m = g.num_edges();
+        for target in [1usize, 2, 4, 8] {
+            let per_part = m.div_ceil(target).max(1);
+            let pbe = Pbe::new(per_part + 3).with_reserve(3);
+            let parts = pbe.partition(&g).unwrap();
+            let n = m.div_ceil(per_part).max(1);
+            prop_assert_eq!(pbe.num_parts(m).unwrap(), n);
+            prop_assert_eq!(parts.len(), g.num_vertices());
+            prop_assert!(parts.iter().all(|&p| (p as usize) < n), "part id out of range: {:?}", parts);
+            check(&pbe, &g, &data, &q, &parts, &format!("partitioner n={n}"))?;
+            prop_assert_eq!(pbe.count(&g, &q).unwrap(), want);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// Dense one- or two-label graphs and queries with repeated labels
+    /// (large automorphism groups, so shared execution multiplies a lot).
+    #[test]
+    fn repeated_labels_equal_vf2(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=2u32);
+        let el = (seed % 3 == 0).then_some(2);
+        let n = r.random_range(5..10u32);
+        let model = random_graph(&mut r, n, 0.6, vl, el);
+        let k = r.random_range(2..=5usize);
+        let q = random_query(&mut r, k, 0.6, vl, el);
+        let g = CsrGraph::from_data(&model.to_data()).unwrap();
+        let want = match Vf2.count(&g, &q) {
+            Ok(c) => c,
+            Err(_) => BruteForce.count(&g, &q).unwrap(),
+        };
+        let parts: Vec<u32> = (0..g.num_vertices()).map(|_| r.random_range(0..3)).collect();
+        let rep = Pbe::new(64).with_reserve(5).run_partitioned(&g, &q, &parts).unwrap();
+        prop_assert_eq!(rep.count, want, "seed {} {:?} parts {:?}", seed, q, parts);
+    }
+
+    /// Equivalence edge classes: a partition of E(P), and each stored map
+    /// is an automorphism taking the representative onto the member.
+    #[test]
+    fn edge_classes_are_automorphism_orbits(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let k = r.random_range(2..=7usize);
+        let extra = r.random_range(0.0..0.8);
+        let el = (seed % 2 == 0).then_some(2);
+        let q = random_query(&mut r, k, extra, 2, el);
+        let classes = edge_classes(&q);
+        let mut seen = BTreeSet::new();
+        for c in &classes {
+            for (e, aut) in &c.members {
+                prop_assert!(seen.insert((e.0.min(e.1), e.0.max(e.1))));
+                let mut img: Vec<usize> = aut.clone();
+                img.sort_unstable();
+                prop_assert_eq!(img, (0..k).collect::<Vec<_>>(), "not a permutation");
+                for a in 0..k {
+                    prop_assert_eq!(q.label(a), q.label(aut[a]));
+                    for b in 0..k {
+                        prop_assert_eq!(q.edge_label(a, b), q.edge_label(aut[a], aut[b]));
+                    }
+                }
+                let (x, y) = (aut[c.rep.0], aut[c.rep.1]);
+                prop_assert_eq!((x.min(y), x.max(y)), (e.0.min(e.1), e.0.max(e.1)));
+            }
+        }
+        prop_assert_eq!(seen.len(), q.num_edges());
+        // classes are maximal: the class sizes sum over orbits equals the
+        // orbit count computed from all automorphisms by brute force
+        let mut perm: Vec<usize> = (0..k).collect();
+        let mut orbit_of = std::collections::BTreeMap::new();
+        let edges: Vec<(usize, usize)> = q.edges().iter().map(|&(a, b, _)| (a.min(b), a.max(b))).collect();
+        let mut autos = Vec::new();
+        permutations(&mut perm, 0, &mut |p| {
+            let ok = (0..k).all(|a| q.label(a) == q.label(p[a]) && (0..k).all(|b| q.edge_label(a, b) == q.edge_label(p[a], p[b])));
+            if ok {
+                autos.push(p.to_vec());
+            }
+        });
+        for &(a, b) in &edges {
+            let orbit: BTreeSet<(usize, usize)> = autos.iter().map(|p| (p[a].min(p[b]), p[a].max(p[b]))).collect();
+            orbit_of.insert((a, b), orbit);
+        }
+        let distinct: BTreeSet<_> = orbit_of.values().cloned().collect();
+        prop_assert_eq!(classes.len(), distinct.len());
+    }
+}
+
+fn permutations(p: &mut Vec<usize>, k: usize, f: &mut dyn FnMut(&[usize])) {
+    if k == p.len() {
+        f(p);
+        return;
+    }
+    for i in k..p.len() {
+        p.swap(k, i);
+        permutations(p, k + 1, f);
+        p.swap(k, i);
+    }
+}
+
+fn graph(labels: Vec<u32>, edges: &[(u32, u32)]) -> (CsrGraph, GraphData) {
+    let data = GraphData {
+        labels,
+        edges: edges.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect(),
+        edge_labelled: false,
+    };
+    (CsrGraph::from_data(&data).unwrap(), data)
+}
+
+#[test]
+fn triangles_across_parts_of_k5() {
+    let edges: Vec<(u32, u32)> = (0..5).flat_map(|u| (u + 1..5).map(move |v| (u, v))).collect();
+    let (g, _) = graph(vec![0; 5], &edges);
+    let q = QueryGraph::new(vec![0; 3], &[(0, 1, 0), (1, 2, 0), (0, 2, 0)], false).unwrap();
+    // 10 triangles × 6 automorphic images; parts {0,1,2} | {3,4}: one
+    // triangle inside (6 embeddings), the other 9 across (54)
+    let rep = Pbe::new(100).run_partitioned(&g, &q, &[0, 0, 0, 1, 1]).unwrap();
+    assert_eq!((rep.intra, rep.inter, rep.count), (6, 54, 60));
+    assert_eq!(rep.edge_classes, 1, "all triangle edges are equivalent");
+}
+
+#[test]
+fn single_edge_query_counts_both_orientations() {
+    let (g, data) = graph(vec![0, 0, 1, 0], &[(0, 1), (1, 2), (2, 3), (0, 3)]);
+    let q = QueryGraph::new(vec![0, 0], &[(0, 1, 0)], false).unwrap();
+    let want = embeddings(&data, &q).len() as u64;
+    assert_eq!(want, 4);
+    for parts in [[0, 0, 0, 0], [0, 1, 0, 1], [0, 1, 2, 3], [9, u32::MAX, 9, 70]] {
+        assert_eq!(
+            Pbe::new(10).run_partitioned(&g, &q, &parts).unwrap().count,
+            want,
+            "{parts:?}"
+        );
+    }
+}
+
+#[test]
+fn partitioner_finds_the_bridge() {
+    // two 6-cliques joined by one edge: 2 parts should cut only the bridge
+    let mut edges = Vec::new();
+    for base in [0u32, 6] {
+        for u in 0..6 {
+            for v in u + 1..6 {
+                edges.push((base + u, base + v));
+            }
+        }
+    }
+    edges.push((5, 6));
+    let (g, _) = graph(vec![0; 12], &edges);
+    let parts = partition::partition(&g, 2);
+    assert_eq!(partition::cross_edges(&g, &parts), vec![(5, 6)], "{parts:?}");
+}
+
+/// Through the engine registry as a continuous matcher (lifted by
+/// `Recount`): per-batch positive/negative equal the oracle's set
+/// differences.
+#[test]
+fn continuous_engine_matches_set_differences() {
+    use csm_baselines::registry::{continuous_engine, EngineOptions};
+    use csm_engine::Batch;
+    for seed in 0..40u64 {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=3u32);
+        let el = (seed % 2 == 0).then_some(2);
+        let n = r.random_range(5..11u32);
+        let mut model = random_graph(&mut r, n, 0.4, vl, el);
+        let k = r.random_range(2..=4usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let mut eng = continuous_engine("pbe", &EngineOptions::default()).unwrap();
+        eng.init(&model.to_data(), &q).unwrap();
+        for _ in 0..3 {
+            let before = embeddings(&model.to_data(), &q);
+            let len = r.random_range(1..10usize);
+            let batch = random_batch(&mut r, &mut model, len, vl, el, true);
+            let after = embeddings(&model.to_data(), &q);
+            let res = eng
+                .process(Batch {
+                    updates: &batch,
+                    source: "test",
+                    strictness: csm_graph::Strictness::Strict,
+                })
+                .unwrap();
+            let want = (
+                after.difference(&before).count() as u64,
+                before.difference(&after).count() as u64,
+            );
+            assert_eq!(
+                (res.positive, res.negative),
+                want,
+                "seed {seed} query {q:?} batch {batch:?}"
+            );
+        }
+    }
+}
+
+/// Heap accounting for the benchmarks: bytes live now and the peak since
+/// the last [`heap_reset`] (RSS misses allocations that reuse freed heap).
+mod heap {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    pub struct Counting;
+    pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+    pub static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+    fn grow(n: usize) {
+        let now = LIVE.fetch_add(n, Relaxed) + n;
+        PEAK.fetch_max(now, Relaxed);
+    }
+
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc(l) };
+            if !p.is_null() {
+                grow(l.size());
+            }
+            p
+        }
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc_zeroed(l) };
+            if !p.is_null() {
+                grow(l.size());
+            }
+            p
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            unsafe { System.dealloc(p, l) };
+            LIVE.fetch_sub(l.size(), Relaxed);
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            let q = unsafe { System.realloc(p, l, new) };
+            if !q.is_null() {
+                if new >= l.size() {
+                    grow(new - l.size());
+                } else {
+                    LIVE.fetch_sub(l.size() - new, Relaxed);
+                }
+            }
+            q
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOC: heap::Counting = heap::Counting;
+
+/// Starts a peak measurement; returns the live heap bytes.
+fn heap_reset() -> usize {
+    let live = heap::LIVE.load(std::sync::atomic::Ordering::Relaxed);
+    heap::PEAK.store(live, std::sync::atomic::Ordering::Relaxed);
+    live
+}
+
+fn heap_peak() -> usize {
+    heap::PEAK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Resets the process's peak RSS (Linux: `5` > /proc/self/clear_refs).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A /proc/self/status figure in MiB: `VmHWM` (peak RSS since the last
+/// reset) or `VmRSS`.
+fn status_mib(key: &str) -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = s
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// Timing on a large R-MAT graph: `cargo test --release -p csm-baselines
+/// --test pbe -- --ignored --nocapture bench_rmat`. `CSM_BENCH_SCALE`,
+/// `CSM_BENCH_EDGES`, `CSM_BENCH_BUDGET` (edges; default |G| / 3, i.e. 4
+/// parts with θ = g / 4), `CSM_BENCH_K` (e.g. `4,5,6`), `CSM_BENCH_SEEDS`,
+/// `CSM_BENCH_DENSE=1` (induced queries).
+#[test]
+#[ignore]
+fn bench_rmat() {
+    use csm_graph::gen::{assign_labels, graph_from_pairs, random_walk_query, rmat, Labeller, RMAT_STANDARD};
+    let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<usize>().ok());
+    let scale = env("CSM_BENCH_SCALE").unwrap_or(17) as u32;
+    let m = env("CSM_BENCH_EDGES").unwrap_or(1_200_000);
+    let (a, b, c) = RMAT_STANDARD;
+    let pairs = rmat(scale, m, a, b, c, 7);
+    let labels = assign_labels(
+        1 << scale,
+        &Labeller::Uniform {
+            num_labels: 16,
+            seed: 7,
+        },
+    );
+    let data = graph_from_pairs(1 << scale, &pairs, labels, None);
+    let g = CsrGraph::from_data(&data).unwrap();
+    let budget = env("CSM_BENCH_BUDGET").unwrap_or(g.num_edges() / 3);
+    let pbe = Pbe::new(budget);
+    let t = std::time::Instant::now();
+    let parts = pbe.partition(&g).unwrap();
+    let part_secs = t.elapsed().as_secs_f64();
+    println!(
+        "graph: {} vertices, {} edges, 16 labels; budget {budget} edges -> {} parts in {part_secs:.2}s, {} cross edges",
+        g.num_vertices(),
+        g.num_edges(),
+        pbe.num_parts(g.num_edges()).unwrap(),
+        partition::cross_edges(&g, &parts).len()
+    );
+    let ks: Vec<usize> = std::env::var("CSM_BENCH_K")
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|_| vec![4, 5, 6]);
+    let seeds = env("CSM_BENCH_SEEDS").unwrap_or(3) as u64;
+    let dense = std::env::var("CSM_BENCH_DENSE").is_ok_and(|v| v == "1");
+    for &k in &ks {
+        for seed in 0..seeds {
+            let qd = random_walk_query(&data, k, 100 + seed, dense).unwrap();
+            let q = QueryGraph::from_data(&qd).unwrap();
+            let base = status_mib("VmRSS:");
+            reset_peak();
+            let heap0 = heap_reset();
+            let t = std::time::Instant::now();
+            let rep = pbe.run_partitioned(&g, &q, &parts).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            let peak = status_mib("VmHWM:");
+            let heap_mib = (heap_peak() - heap0) as f64 / 1048576.0;
+            let t = std::time::Instant::now();
+            let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
+            let want = cpu.count(&g, &q).unwrap();
+            let cpu_secs = t.elapsed().as_secs_f64();
+            assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
+            println!(
+                "k={k} dense={dense} seed={seed} edges={} count={} intra={} inter={} classes={} seeds={} partials={} \
+                 intra={:.3}s inter={:.3}s total={secs:.3}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
+                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s",
+                q.num_edges(),
+                rep.count,
+                rep.intra,
+                rep.inter,
+                rep.edge_classes,
+                rep.inter_seeds,
+                rep.inter_partials,
+                rep.intra_seconds,
+                rep.inter_seconds,
+                heap0 as f64 / 1048576.0,
+            );
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The `stwig` engine against the brute-force oracle and petgraph's VF2, and
+//! its decomposition against the definition (every edge once, later roots
+//! bound, fewest twigs by brute force over vertex subsets).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
+use csm_baselines::stwig::decompose::{decompose, DecomposeStats, Twig};
+use csm_baselines::stwig::Stwig;
+use csm_engine::StaticMatcher;
+use csm_graph::{CsrGraph, Edge, GraphData, GraphView};
+use csm_planner::QueryGraph;
+use proptest::prelude::*;
+use rand::Rng;
+
+fn engines() -> Vec<(&'static str, Stwig)> {
+    vec![
+        ("default", Stwig::new()),
+        ("1 thread", Stwig::new().with_threads(1).unwrap()),
+        (
+            "3 threads, probe pruning",
+            Stwig::new().with_threads(3).unwrap().with_probe_pruning(true),
+        ),
+    ]
+}
+
+/// Checks the decomposition against the definition, independently of the
+/// engine's own validator.
+fn check_decomposition(q: &QueryGraph, twigs: &[Twig]) -> Result<(), TestCaseError> {
+    let mut seen = BTreeSet::new();
+    let mut bound = BTreeSet::new();
+    for (i, t) in twigs.iter().enumerate() {
+        prop_assert!(
+            i == 0 || bound.contains(&t.root),
+            "twig {} root {} not bound: {:?}",
+            i,
+            t.root,
+            twigs
+        );
+        prop_assert!(!t.leaves.is_empty());
+        bound.insert(t.root);
+        for &l in &t.leaves {
+            prop_assert!(q.has_edge(t.root, l), "({}, {}) not an edge", t.root, l);
+            prop_assert!(
+                seen.insert((t.root.min(l), t.root.max(l))),
+                "edge covered twice: {:?}",
+                twigs
+            );
+            bound.insert(l);
+        }
+    }
+    let all: BTreeSet<_> = q.edges().iter().map(|&(a, b, _)| (a.min(b), a.max(b))).collect();
+    prop_assert_eq!(seen, all, "edges not covered: {:?}", twigs);
+    // fewest twigs: the smallest vertex set touching every edge and inducing
+    // a connected subgraph (each later root adjacent to an earlier one)
+    let n = q.num_vertices();
+    let mut best = n;
+    for mask in 1u32..(1 << n) {
+        let size = mask.count_ones() as usize;
+        if size >= best
+            || !q
+                .edges()
+                .iter()
+                .all(|&(a, b, _)| mask >> a & 1 == 1 || mask >> b & 1 == 1)
+        {
+            continue;
+        }
+        let mut reach = 1u32 << mask.trailing_zeros();
+        loop {
+            let next = (0..n)
+                .filter(|&u| reach >> u & 1 == 1)
+                .fold(reach, |r, u| r | (q.adj_mask(u) & mask));
+            if next == reach {
+                break;
+            }
+            reach = next;
+        }
+        if reach == mask {
+            best = size;
+        }
+    }
+    prop_assert_eq!(twigs.len(), best, "not minimal: {:?}", twigs);
+    Ok(())
+}
+
+fn stats_for(g: &CsrGraph) -> (Vec<u32>, usize, f64) {
+    let labels = g.labels().to_vec();
+    let n = labels.len();
+    (labels, n, 2.0 * g.num_edges() as f64 / n.max(1) as f64)
+}
+
+fn random_case(seed: u64, edge_labels: bool) -> (CsrGraph, GraphData, QueryGraph) {
+    let mut r = rng(seed);
+    let vl = r.random_range(1..=3u32);
+    let el = edge_labels.then_some(2);
+    let n = r.random_range(4..13u32);
+    let p = r.random_range(0.15..0.7);
+    let model = random_graph(&mut r, n, p, vl, el);
+    let k = r.random_range(2..=6usize);
+    let q = random_query(&mut r, k, 0.35, vl, el);
+    let data = model.to_data();
+    (CsrGraph::from_data(&data).unwrap(), data, q)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    #[test]
+    fn counts_equal_brute_force(seed in any::<u64>()) {
+        let (g, data, q) = random_case(seed, seed % 2 == 0);
+        let want = embeddings(&data, &q).len() as u64;
+        for (name, e) in engines() {
+            let rep = e.run(&g, &q).unwrap();
+            prop_assert_eq!(rep.count, want, "{} seed {} query {:?} twigs {:?}", name, seed, q, rep.twigs);
+        }
+    }
+
+    #[test]
+    fn decomposition_is_minimal_and_ordered(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let k = r.random_range(2..=9usize);
+        let extra = r.random_range(0.0..0.6);
+        let q = random_query(&mut r, k, extra, 2, None);
+        let (g, _, _) = random_case(seed, false);
+        let (labels, n, avg) = stats_for(&g);
+        let freq = |l: u32| labels.iter().filter(|&&x| x == l).count();
+        let twigs = decompose(&q, &DecomposeStats { label_freq: &freq, num_vertices: n, avg_degree: avg });
+        check_decomposition(&q, &twigs)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// Dense graphs with one or two labels: many same-label query vertices,
+    /// so injectivity inside and across twigs decides most candidates.
+    #[test]
+    fn repeated_labels_equal_vf2(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=2u32);
+        let el = (seed % 3 == 0).then_some(2);
+        let n = r.random_range(5..10u32);
+        let model = random_graph(&mut r, n, 0.6, vl, el);
+        let k = r.random_range(3..=5usize);
+        let q = random_query(&mut r, k, 0.5, vl, el);
+        let g = CsrGraph::from_data(&model.to_data()).unwrap();
+        let want = match Vf2.count(&g, &q) {
+            Ok(c) => c,
+            Err(_) => BruteForce.count(&g, &q).unwrap(),
+        };
+        for (name, e) in engines() {
+            prop_assert_eq!(e.count(&g, &q).unwrap(), want, "{} seed {} {:?}", name, seed, q);
+        }
+    }
+}
+
+fn graph(labels: Vec<u32>, edges: &[(u32, u32)]) -> CsrGraph {
+    let edges = edges.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect();
+    CsrGraph::from_data(&GraphData {
+        labels,
+        edges,
+        edge_labelled: false,
+    })
+    .unwrap()
+}
+
+#[test]
+fn same_label_leaves_are_distinct() {
+    // star with 20 same-label leaves; query star with 3 same-label leaves:
+    // 20·19·18 ordered choices. The product exceeds the split threshold, so
+    // the parallel split of a heavy probe root runs too.
+    let edges: Vec<(u32, u32)> = (1..=20).map(|v| (0, v)).collect();
+    let g = graph([vec![0], vec![1; 20]].concat(), &edges);
+    let q = QueryGraph::new(vec![0, 1, 1, 1], &[(0, 1, 0), (0, 2, 0), (0, 3, 0)], false).unwrap();
+    for (name, e) in engines() {
+        assert_eq!(e.count(&g, &q).unwrap(), 20 * 19 * 18, "{name}");
+    }
+}
+
+#[test]
+fn injectivity_across_twigs() {
+    // a one-label path of 4 query vertices on a triangle plus a pendant:
+    // twigs share no leaf entries, yet the join must not reuse a vertex.
+    let g = graph(vec![0; 4], &[(0, 1), (1, 2), (0, 2), (2, 3)]);
+    let q = QueryGraph::new(vec![0; 4], &[(0, 1, 0), (1, 2, 0), (2, 3, 0)], false).unwrap();
+    let want = BruteForce.count(&g, &q).unwrap();
+    assert_eq!(want, Vf2.count(&g, &q).unwrap());
+    for (name, e) in engines() {
+        let rep = e.run(&g, &q).unwrap();
+        assert!(rep.twigs.len() >= 2, "{name}: path of 4 needs two twigs");
+        assert_eq!(rep.count, want, "{name}");
+    }
+}
+
+#[test]
+fn edge_labels_filter_twig_edges() {
+    let data = GraphData {
+        labels: vec![0, 0, 0],
+        edges: vec![Edge::new(0, 1, 1), Edge::new(1, 2, 2), Edge::new(0, 2, 1)],
+        edge_labelled: true,
+    };
+    let g = CsrGraph::from_data(&data).unwrap();
+    let q = QueryGraph::new(vec![0, 0, 0], &[(0, 1, 1), (1, 2, 1)], true).unwrap();
+    // paths x-y-z with both edges labelled 1: centre 0 (1-0-2, 2-0-1)
+    assert_eq!(embeddings(&data, &q).len(), 2);
+    assert_eq!(Stwig::new().count(&g, &q).unwrap(), 2);
+    // the same query unlabelled sees all 6 paths of the triangle
+    let q = QueryGraph::new(vec![0, 0, 0], &[(0, 1, 1), (1, 2, 1)], false).unwrap();
+    assert_eq!(Stwig::new().count(&g, &q).unwrap(), 6);
+}
+
+#[test]
+fn absent_label_gives_zero() {
+    let g = graph(vec![0, 0], &[(0, 1)]);
+    let q = QueryGraph::new(vec![0, 7], &[(0, 1, 0)], false).unwrap();
+    assert_eq!(Stwig::new().count(&g, &q).unwrap(), 0);
+}
+
+/// Through the engine registry as a continuous matcher (lifted by
+/// `Recount`): per-batch positive/negative equal the oracle's set
+/// differences.
+#[test]
+fn continuous_engine_matches_set_differences() {
+    use csm_baselines::registry::{continuous_engine, EngineOptions};
+    use csm_engine::Batch;
+    for seed in 0..40u64 {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=3u32);
+        let el = (seed % 2 == 0).then_some(2);
+        let n = r.random_range(5..11u32);
+        let mut model = random_graph(&mut r, n, 0.4, vl, el);
+        let k = r.random_range(2..=4usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let mut eng = continuous_engine("stwig", &EngineOptions::default()).unwrap();
+        eng.init(&model.to_data(), &q).unwrap();
+        for _ in 0..3 {
+            let before = embeddings(&model.to_data(), &q);
+            let len = r.random_range(1..10usize);
+            let batch = random_batch(&mut r, &mut model, len, vl, el, true);
+            let after = embeddings(&model.to_data(), &q);
+            let res = eng
+                .process(Batch {
+                    updates: &batch,
+                    source: "test",
+                    strictness: csm_graph::Strictness::Strict,
+                })
+                .unwrap();
+            let want = (
+                after.difference(&before).count() as u64,
+                before.difference(&after).count() as u64,
+            );
+            assert_eq!(
+                (res.positive, res.negative),
+                want,
+                "seed {seed} query {q:?} batch {batch:?}"
+            );
+        }
+    }
+}
+
+/// Heap accounting for the benchmarks: bytes live now and the peak since
+/// the last [`heap_reset`] (RSS misses allocations that reuse freed heap).
+mod heap {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    pub struct Counting;
+    pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+    pub static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+    fn grow(n: usize) {
+        let now = LIVE.fetch_add(n, Relaxed) + n;
+        PEAK.fetch_max(now, Relaxed);
+    }
+
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc(l) };
+            if !p.is_null() {
+                grow(l.size());
+            }
+            p
+        }
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            let p = unsafe { System.alloc_zeroed(l) };
+            if !p.is_null() {
+                grow(l.size());
+            }
+            p
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            unsafe { System.dealloc(p, l) };
+            LIVE.fetch_sub(l.size(), Relaxed);
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            let q = unsafe { System.realloc(p, l, new) };
+            if !q.is_null() {
+                if new >= l.size() {
+                    grow(new - l.size());
+                } else {
+                    LIVE.fetch_sub(l.size() - new, Relaxed);
+                }
+            }
+            q
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOC: heap::Counting = heap::Counting;
+
+/// Starts a peak measurement; returns the live heap bytes.
+fn heap_reset() -> usize {
+    let live = heap::LIVE.load(std::sync::atomic::Ordering::Relaxed);
+    heap::PEAK.store(live, std::sync::atomic::Ordering::Relaxed);
+    live
+}
+
+fn heap_peak() -> usize {
+    heap::PEAK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Resets the process's peak RSS (Linux: `5` > /proc/self/clear_refs).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A /proc/self/status figure in MiB: `VmHWM` (peak RSS since the last
+/// reset) or `VmRSS`.
+fn status_mib(key: &str) -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = s
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// Timing on a large R-MAT graph: `cargo test --release -p csm-baselines
+/// --test stwig -- --ignored --nocapture bench_rmat`. Scale and edge count
+/// via `CSM_BENCH_SCALE` / `CSM_BENCH_EDGES` (default 2^17 vertices, 1.2M edges);
+/// `CSM_BENCH_K` (e.g. `4,5,6`), `CSM_BENCH_SEEDS`, `CSM_BENCH_DENSE=1`.
+#[test]
+#[ignore]
+fn bench_rmat() {
+    use csm_graph::gen::{assign_labels, graph_from_pairs, random_walk_query, rmat, Labeller, RMAT_STANDARD};
+    let scale: u32 = std::env::var("CSM_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(17);
+    let m: usize = std::env::var("CSM_BENCH_EDGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_200_000);
+    let (a, b, c) = RMAT_STANDARD;
+    let pairs = rmat(scale, m, a, b, c, 7);
+    let labels = assign_labels(
+        1 << scale,
+        &Labeller::Uniform {
+            num_labels: 16,
+            seed: 7,
+        },
+    );
+    let data = graph_from_pairs(1 << scale, &pairs, labels, None);
+    let g = CsrGraph::from_data(&data).unwrap();
+    println!(
+        "graph: {} vertices, {} edges, 16 labels",
+        g.num_vertices(),
+        g.num_edges()
+    );
+    let ks: Vec<usize> = std::env::var("CSM_BENCH_K")
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|_| vec![4, 5, 6]);
+    let seeds: u64 = std::env::var("CSM_BENCH_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let e = Stwig::new();
+    let dense = std::env::var("CSM_BENCH_DENSE").is_ok_and(|v| v == "1");
+    for &k in &ks {
+        for seed in 0..seeds {
+            let qd = random_walk_query(&data, k, 100 + seed, dense).unwrap();
+            let q = QueryGraph::from_data(&qd).unwrap();
+            let base = status_mib("VmRSS:");
+            reset_peak();
+            let heap0 = heap_reset();
+            let t = std::time::Instant::now();
+            let rep = e.run(&g, &q).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            let peak = status_mib("VmHWM:");
+            let heap_mib = (heap_peak() - heap0) as f64 / 1048576.0;
+            let t = std::time::Instant::now();
+            let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
+            let want = cpu.count(&g, &q).unwrap();
+            let cpu_secs = t.elapsed().as_secs_f64();
+            assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
+            println!(
+                "k={k} dense={dense} seed={seed} edges={} count={} twigs={} |R|={:?} hash={:.1}MiB match={:.3}s join={:.3}s \
+                 total={secs:.3}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
+                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s",
+                q.num_edges(),
+                rep.count,
+                rep.twigs.len(),
+                rep.relation_sizes,
+                rep.hash_bytes as f64 / 1048576.0,
+                rep.match_seconds,
+                rep.join_seconds,
+                heap0 as f64 / 1048576.0,
+            );
+        }
+    }
+}
