@@ -8,9 +8,16 @@
 #   scripts/gpu.sh --remote   What that call executes ON the device machine:
 #                             nvidia-smi, every carried test binary
 #                             (--test-threads=1 --nocapture), a CPU-fallback
-#                             check, compute-sanitizer on the smoke tests, and
-#                             the csm-gpu-probe bandwidth/intersection tables.
-#                             Logs go to $OUT (at most 8 files come back).
+#                             check, compute-sanitizer on the smoke and
+#                             matching tests, then csm-gpu-bench.
+#                             Logs go to $OUT (at most 8 files come back):
+#                             gpu_sh.log, sanitizer.log, bench.csv,
+#                             bench.json, bench.md (+ probe.md/probe.json).
+#
+#   Remote options: --probe (also run csm-gpu-probe), --no-bench,
+#   --no-sanitizer. Environment: BENCH_ARGS (arguments of csm-gpu-bench),
+#   BENCH_TIMEOUT (seconds, default 420); with BENCH2_ARGS (and
+#   BENCH2_TIMEOUT) a second bench runs and the two write to $OUT/a, $OUT/b.
 #
 # Kernels are compiled on the device by NVRTC from sources embedded in the
 # binaries, so nothing but carry/bin is needed there.
@@ -40,7 +47,7 @@ build_local() {
 
     echo "== building csm-gpu (release)"
     cargo build --release -p csm-gpu --bins
-    cp target/release/csm-gpu-probe "$CARRY_BIN/"
+    cp target/release/csm-gpu-probe target/release/csm-gpu-bench "$CARRY_BIN/"
 
     echo "== building csm-gpu test executables (release)"
     local json exes
@@ -86,9 +93,9 @@ build_local() {
     cat <<'EOF'
 
 == device call (the `run` tool), one call:
-   command:   bash scripts/gpu.sh --remote
+   command:   BENCH_ARGS="--edges 500M" BENCH_TIMEOUT=420 bash scripts/gpu.sh --remote
    carry:     ["carry"]
-   timeout_s: 420
+   timeout_s: 600
    kind:      nvidia-h100-x1 (default)
 EOF
 }
@@ -140,6 +147,16 @@ find_libcuda() {
 
 run_remote() {
     local out="$1"
+    shift
+    local probe=0 bench=1 sanitizer=1 a
+    for a in "$@"; do
+        case "$a" in
+        --probe) probe=1 ;;
+        --no-bench) bench=0 ;;
+        --no-sanitizer) sanitizer=0 ;;
+        *) die "unknown remote option '$a'" ;;
+        esac
+    done
     local failures=0 t0=$SECONDS
 
     echo "== gpu.sh --remote on $(hostname) at $(date -u +%FT%TZ)"
@@ -149,8 +166,9 @@ run_remote() {
         nvidia-smi topo -m || true
         uname -a
         nproc
+        free -g || true
         (nvcc --version || true) | tail -n 2
-    } 2>&1 | tee "$out/env.txt"
+    } 2>&1
 
     local cuda_dir nvrtc_dir
     cuda_dir="$(find_libcuda)"
@@ -179,7 +197,7 @@ run_remote() {
         echo
         echo "== $name"
         set +e
-        timeout 150 "$b" --test-threads=1 --nocapture 2>&1 | tee -a "$out/tests.log"
+        timeout 150 "$b" --test-threads=1 --nocapture 2>&1 | grep -v '^$'
         rc=${PIPESTATUS[0]}
         set -e
         echo "== $name exit $rc"
@@ -188,48 +206,89 @@ run_remote() {
 
     # The CPU fallback path on a GPU machine: with CSM_GPU_DISABLE=1 every GPU
     # test must print SKIPPED and pass.
-    if compgen -G "$CARRY_BIN/test-test-gpu_smoke" >/dev/null; then
-        echo
-        echo "== gpu_smoke with CSM_GPU_DISABLE=1 (expect SKIPPED)"
-        set +e
-        CSM_GPU_DISABLE=1 timeout 60 "$CARRY_BIN/test-test-gpu_smoke" --test-threads=1 --nocapture 2>&1 |
-            tee -a "$out/tests.log" | grep -E "SKIPPED|test result"
-        rc=${PIPESTATUS[0]}
-        set -e
-        ((rc == 0)) || failures=$((failures + 1))
-    fi
-
-    echo
-    echo "== csm-gpu-probe (bandwidth + intersection tables)"
-    set +e
-    timeout 200 "$CARRY_BIN/csm-gpu-probe" --json "$out/probe.json" 2>&1 | tee "$out/probe.md"
-    rc=${PIPESTATUS[0]}
-    set -e
-    echo "== csm-gpu-probe exit $rc"
-    ((rc == 0)) || failures=$((failures + 1))
-
-    # Memory checking of the kernels, if time is left and the tool exists.
-    if command -v compute-sanitizer >/dev/null && compgen -G "$CARRY_BIN/test-test-gpu_smoke" >/dev/null; then
-        if ((SECONDS - t0 < 250)); then
+    local t
+    for t in gpu_smoke gpu_match; do
+        if compgen -G "$CARRY_BIN/test-test-$t" >/dev/null; then
             echo
-            echo "== compute-sanitizer memcheck on gpu_smoke (intersection, pinned round trip)"
+            echo "== $t with CSM_GPU_DISABLE=1 (expect SKIPPED)"
             set +e
-            timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
-                "$CARRY_BIN/test-test-gpu_smoke" --test-threads=1 \
-                intersection_counts_match_cpu_reference pinned_buffer_device_pointer_round_trip 2>&1 |
-                tee "$out/sanitizer.log" | tail -n 25
+            CSM_GPU_DISABLE=1 timeout 60 "$CARRY_BIN/test-test-$t" --test-threads=1 --nocapture 2>&1 |
+                grep -E "SKIPPED|test result" | sort | uniq -c
             rc=${PIPESTATUS[0]}
             set -e
-            echo "== compute-sanitizer exit $rc"
             ((rc == 0)) || failures=$((failures + 1))
-        else
-            echo "== compute-sanitizer skipped (time budget)"
         fi
+    done
+
+    # Memory checking of the kernels on small inputs.
+    if ((sanitizer)) && command -v compute-sanitizer >/dev/null; then
+        echo
+        echo "== compute-sanitizer memcheck (intersection, pinned round trip, matching kernel)"
+        : >"$out/sanitizer.log"
+        set +e
+        if compgen -G "$CARRY_BIN/test-test-gpu_smoke" >/dev/null; then
+            timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                "$CARRY_BIN/test-test-gpu_smoke" --test-threads=1 \
+                intersection_counts_match_cpu_reference pinned_buffer_device_pointer_round_trip \
+                >>"$out/sanitizer.log" 2>&1
+            rc=$?
+            echo "   gpu_smoke under memcheck: exit $rc"
+            ((rc == 0)) || failures=$((failures + 1))
+        fi
+        if compgen -G "$CARRY_BIN/test-test-gpu_match" >/dev/null; then
+            timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                "$CARRY_BIN/test-test-gpu_match" --test-threads=1 \
+                vertices_added_mid_stream_match_cpu edge_labelled_graphs_match_cpu \
+                >>"$out/sanitizer.log" 2>&1
+            rc=$?
+            echo "   gpu_match under memcheck: exit $rc"
+            ((rc == 0)) || failures=$((failures + 1))
+        fi
+        set -e
+        grep -E "ERROR SUMMARY|test result" "$out/sanitizer.log" || true
+    fi
+
+    if ((probe)); then
+        echo
+        echo "== csm-gpu-probe (bandwidth + intersection tables)"
+        set +e
+        timeout 200 "$CARRY_BIN/csm-gpu-probe" --json "$out/probe.json" >"$out/probe.md" 2>&1
+        rc=$?
+        set -e
+        tail -n 30 "$out/probe.md"
+        echo "== csm-gpu-probe exit $rc"
+        ((rc == 0)) || failures=$((failures + 1))
     fi
 
     if [[ -x "$CARRY_BIN/csm" ]]; then
         echo
         echo "== csm CLI present: $("$CARRY_BIN/csm" --version 2>&1 | head -n1 || true)"
+    fi
+
+    if ((bench)) && [[ -x "$CARRY_BIN/csm-gpu-bench" ]]; then
+        local dir_a="$out" k
+        if [[ -n "${BENCH2_ARGS:-}" ]]; then
+            dir_a="$out/a"
+        fi
+        for k in 1 2; do
+            local args bt dir
+            if ((k == 1)); then
+                args="${BENCH_ARGS:-}" bt="${BENCH_TIMEOUT:-420}" dir="$dir_a"
+            else
+                [[ -n "${BENCH2_ARGS:-}" ]] || break
+                args="$BENCH2_ARGS" bt="${BENCH2_TIMEOUT:-300}" dir="$out/b"
+            fi
+            mkdir -p "$dir"
+            echo
+            echo "== csm-gpu-bench $args (timeout ${bt} s, $((SECONDS - t0)) s used so far, out $dir)"
+            set +e
+            # shellcheck disable=SC2086
+            timeout "$bt" "$CARRY_BIN/csm-gpu-bench" --out "$dir" $args 2>&1
+            rc=$?
+            set -e
+            echo "== csm-gpu-bench exit $rc"
+            ((rc == 0)) || failures=$((failures + 1))
+        done
     fi
 
     echo
@@ -240,13 +299,14 @@ run_remote() {
 case "${1:-}" in
 "") build_local ;;
 --remote)
+    shift
     OUT_DIR="${OUT:-$ROOT/out}"
     mkdir -p "$OUT_DIR"
     set +e
-    run_remote "$OUT_DIR" 2>&1 | tee "$OUT_DIR/gpu_sh.log"
+    run_remote "$OUT_DIR" "$@" 2>&1 | tee "$OUT_DIR/gpu_sh.log"
     status=${PIPESTATUS[0]}
     exit "$status"
     ;;
--h | --help) sed -n '2,16p' "$0" ;;
+-h | --help) sed -n '2,24p' "$0" ;;
 *) die "unknown argument '$1' (use --remote, --help, or nothing)" ;;
 esac

@@ -22,9 +22,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{
-    result, sys, CudaContext, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
-};
+use cudarc::driver::{result, sys, CudaContext, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use serde::Serialize;
 
 use crate::error::{describe, DriverContext, GpuError, GpuResult};
@@ -91,10 +89,7 @@ pub fn gpu_available() -> GpuResult<DeviceInfo> {
 
 /// Runs `f`, turning a panic inside cudarc (its dynamic loader panics when a
 /// library or symbol is missing) into an error built by `on_panic`.
-pub(crate) fn guard<R>(
-    f: impl FnOnce() -> GpuResult<R>,
-    on_panic: impl FnOnce(String) -> GpuError,
-) -> GpuResult<R> {
+pub(crate) fn guard<R>(f: impl FnOnce() -> GpuResult<R>, on_panic: impl FnOnce(String) -> GpuError) -> GpuResult<R> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
@@ -144,9 +139,7 @@ impl Gpu {
         // SAFETY: only tries to dlopen the candidate library names.
         let present = catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false);
         if !present {
-            return Err(GpuError::NoDriver(
-                "libcuda.so could not be loaded".to_string(),
-            ));
+            return Err(GpuError::NoDriver("libcuda.so could not be loaded".to_string()));
         }
         guard(
             || Self::open_inner(ordinal),
@@ -207,10 +200,7 @@ impl Gpu {
     fn check_fits(&self, bytes: usize) -> GpuResult<()> {
         let free = self.mem_info()?.free;
         if bytes > free {
-            return Err(GpuError::OutOfMemory {
-                requested: bytes,
-                free,
-            });
+            return Err(GpuError::OutOfMemory { requested: bytes, free });
         }
         Ok(())
     }
@@ -220,10 +210,7 @@ impl Gpu {
     fn alloc_error(&self, op: &str, bytes: usize, e: result::DriverError) -> GpuError {
         if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
             let free = self.mem_info().map(|m| m.free).unwrap_or(0);
-            GpuError::OutOfMemory {
-                requested: bytes,
-                free,
-            }
+            GpuError::OutOfMemory { requested: bytes, free }
         } else {
             GpuError::driver(op, e)
         }
@@ -247,10 +234,7 @@ impl Gpu {
 
     /// A new zero-filled device allocation of `len > 0` elements (refused with
     /// `OutOfMemory` beyond the free device memory).
-    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        len: usize,
-    ) -> GpuResult<CudaSlice<T>> {
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
         let bytes = checked_bytes::<T>(len)?;
         if len == 0 {
             return Err(GpuError::InvalidInput(
@@ -272,10 +256,7 @@ impl Gpu {
 
     /// Allocates `len` zeroed elements of pinned host memory mapped into the
     /// device address space (GCSM's zero-copy buffers, Sec. II-C / V-A).
-    pub fn alloc_pinned<T: DeviceRepr + ValidAsZeroBits + Copy>(
-        &self,
-        len: usize,
-    ) -> GpuResult<PinnedBuffer<T>> {
+    pub fn alloc_pinned<T: DeviceRepr + ValidAsZeroBits + Copy>(&self, len: usize) -> GpuResult<PinnedBuffer<T>> {
         PinnedBuffer::new(self, len)
     }
 
@@ -283,10 +264,7 @@ impl Gpu {
     /// baseline). Refuses with [`GpuError::OutOfMemory`] when more than the
     /// free device memory is requested: oversubscribing managed memory can
     /// hang the GPU, not only this process.
-    pub fn alloc_managed<T: DeviceRepr + ValidAsZeroBits + Copy>(
-        &self,
-        len: usize,
-    ) -> GpuResult<ManagedBuffer<T>> {
+    pub fn alloc_managed<T: DeviceRepr + ValidAsZeroBits + Copy>(&self, len: usize) -> GpuResult<ManagedBuffer<T>> {
         ManagedBuffer::new(self, len)
     }
 
@@ -320,10 +298,7 @@ fn query_info(ctx: &Arc<CudaContext>, ordinal: usize) -> GpuResult<DeviceInfo> {
     Ok(DeviceInfo {
         ordinal,
         name,
-        compute_capability: (
-            u32::try_from(major).unwrap_or(0),
-            u32::try_from(minor).unwrap_or(0),
-        ),
+        compute_capability: (u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)),
         total_mem,
         free_mem,
         multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
@@ -385,16 +360,13 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> PinnedBuffer<T> {
                 // SAFETY: fresh allocation; zeroed below before any read.
                 let raw = unsafe { result::malloc_host(alloc_bytes, flags) }.map_err(|e| {
                     if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                        GpuError::Driver(format!(
-                            "cuMemHostAlloc: cannot pin {alloc_bytes} bytes of host memory"
-                        ))
+                        GpuError::Driver(format!("cuMemHostAlloc: cannot pin {alloc_bytes} bytes of host memory"))
                     } else {
                         GpuError::driver("cuMemHostAlloc", e)
                     }
                 })?;
-                let host = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
-                    GpuError::Driver("cuMemHostAlloc returned a null pointer".into())
-                })?;
+                let host = NonNull::new(raw.cast::<T>())
+                    .ok_or_else(|| GpuError::Driver("cuMemHostAlloc returned a null pointer".into()))?;
                 let mut device: sys::CUdeviceptr = 0;
                 // SAFETY: `raw` was returned by cuMemHostAlloc with DEVICEMAP.
                 let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, raw, 0) }.result();
@@ -509,17 +481,10 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> ManagedBuffer<T> {
             || {
                 ctx.bind_to_thread().ctx("cuCtxSetCurrent")?;
                 // SAFETY: fresh allocation; zeroed below before any read.
-                let ptr = unsafe {
-                    result::malloc_managed(
-                        alloc_bytes,
-                        sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL,
-                    )
-                }
-                .map_err(|e| gpu.alloc_error("cuMemAllocManaged", alloc_bytes, e))?;
+                let ptr = unsafe { result::malloc_managed(alloc_bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+                    .map_err(|e| gpu.alloc_error("cuMemAllocManaged", alloc_bytes, e))?;
                 if ptr == 0 {
-                    return Err(GpuError::Driver(
-                        "cuMemAllocManaged returned a null pointer".into(),
-                    ));
+                    return Err(GpuError::Driver("cuMemAllocManaged returned a null pointer".into()));
                 }
                 // SAFETY: managed memory is host-addressable at the same
                 // address; no kernel uses it yet.
@@ -575,9 +540,7 @@ impl<T> Drop for ManagedBuffer<T> {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         // SAFETY: allocated by cuMemAllocManaged in `new`, freed once.
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-            sys::cuMemFree_v2(self.ptr).result()
-        }));
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe { sys::cuMemFree_v2(self.ptr).result() }));
     }
 }
 

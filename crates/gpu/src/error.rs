@@ -60,6 +60,15 @@ pub enum GpuError {
     #[error("invalid input: {0}")]
     InvalidInput(String),
 
+    /// A cache policy's selection does not fit the cache budget (VSGM's
+    /// k-hop neighbourhood, a DCSR pack beyond 32-bit offsets).
+    #[error("cache over budget: {0}")]
+    OverBudget(String),
+
+    /// The kernel stopped at its time limit; its counts are incomplete.
+    #[error("timed out: {0}")]
+    TimedOut(String),
+
     /// Any other CUDA driver error, with the operation that failed.
     #[error("CUDA driver error: {0}")]
     Driver(String),
@@ -69,10 +78,7 @@ impl GpuError {
     /// Wraps a driver error with the name of the operation that failed.
     pub(crate) fn driver(op: &str, err: DriverError) -> Self {
         match err.0 {
-            CUresult::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice {
-                ordinal: 0,
-                count: 0,
-            },
+            CUresult::CUDA_ERROR_NO_DEVICE => GpuError::NoDevice { ordinal: 0, count: 0 },
             _ => GpuError::Driver(format!("{op}: {}", describe(err))),
         }
     }
@@ -124,10 +130,7 @@ mod tests {
              unavailable on this machine"
         );
         assert!(e.is_unavailable());
-        let e = GpuError::OutOfMemory {
-            requested: 10,
-            free: 5,
-        };
+        let e = GpuError::OutOfMemory { requested: 10, free: 5 };
         assert!(e.to_string().contains("requested 10 bytes"));
         assert!(!e.is_unavailable());
         let e = GpuError::Compile {

@@ -58,10 +58,7 @@ pub fn intersect_launch_config(gpu: &Gpu, n_pairs: u32) -> LaunchConfig {
 
 /// Flattens pairs into the kernel's 16-byte descriptors.
 fn flatten(pairs: &[PairRange]) -> Vec<u32> {
-    pairs
-        .iter()
-        .flat_map(|&(a, b, c, d)| [a, b, c, d])
-        .collect()
+    pairs.iter().flat_map(|&(a, b, c, d)| [a, b, c, d]).collect()
 }
 
 /// Queues the intersection kernel on device-resident data: `pairs` holds
@@ -104,17 +101,12 @@ pub fn intersect_counts(gpu: &Gpu, lists: &[u32], pairs: &[PairRange]) -> GpuRes
 
 /// [`intersect_counts`] plus the kernel's own GPU time in milliseconds
 /// (transfers excluded).
-pub fn intersect_counts_timed(
-    gpu: &Gpu,
-    lists: &[u32],
-    pairs: &[PairRange],
-) -> GpuResult<(Vec<u32>, f32)> {
+pub fn intersect_counts_timed(gpu: &Gpu, lists: &[u32], pairs: &[PairRange]) -> GpuResult<(Vec<u32>, f32)> {
     validate_pairs(lists.len(), pairs)?;
     if pairs.is_empty() {
         return Ok((Vec::new(), 0.0));
     }
-    let n_pairs =
-        u32::try_from(pairs.len()).map_err(|_| GpuError::InvalidInput("too many pairs".into()))?;
+    let n_pairs = u32::try_from(pairs.len()).map_err(|_| GpuError::InvalidInput("too many pairs".into()))?;
     // Every range is empty when `lists` is; upload one dummy word then.
     let d_lists = if lists.is_empty() {
         gpu.upload(&[0u32])?
@@ -147,9 +139,6 @@ mod tests {
 
     #[test]
     fn flatten_keeps_descriptor_order() {
-        assert_eq!(
-            flatten(&[(1, 2, 3, 4), (5, 6, 7, 8)]),
-            vec![1, 2, 3, 4, 5, 6, 7, 8]
-        );
+        assert_eq!(flatten(&[(1, 2, 3, 4), (5, 6, 7, 8)]), vec![1, 2, 3, 4, 5, 6, 7, 8]);
     }
 }

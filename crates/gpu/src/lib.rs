@@ -17,22 +17,38 @@
 //!   CUBIN for the device's architecture, cached per process;
 //! * kernels: [`intersect_counts`] (warp-cooperative sorted-set intersection,
 //!   the matching kernel's building block) and the bandwidth probes
-//!   ([`probe_bandwidth`], [`probe_memory`]).
+//!   ([`probe_bandwidth`], [`probe_memory`]);
+//! * the matcher ([`GpuEngine`], `kernels/match.cu`): the host graph in
+//!   pinned (or managed) memory with a device vertex table ([`HostGraph`],
+//!   Sec. V-A), the DCSR cache and its policies ([`cache`], Sec. IV, V-B),
+//!   the STMatch-style warp-per-seed kernel ([`DeviceMatcher`], Sec. V-C),
+//!   in the variants of Sec. VI ([`Variant`]: ZP, UM, VSGM, Naive, GCSM).
 //!
 //! CUDA libraries are loaded at run time (cudarc `dynamic-loading`), so the
 //! crate builds and its tests pass on machines without CUDA: GPU tests call
 //! [`gpu_available`] first and skip on `Err`.
 
+pub mod cache;
 pub mod device;
+pub mod emulate;
+pub mod engine;
 pub mod error;
+pub mod host_graph;
 pub mod intersect;
+pub mod matcher;
 pub mod nvrtc;
+pub mod plan;
 pub mod probe;
 
+pub use cache::{CacheSelector, DeviceCache, SelectCtx};
 pub use device::{gpu_available, DeviceInfo, Gpu, ManagedBuffer, MemInfo, PinnedBuffer};
+pub use engine::{run_staged, Budget, GpuEngine, StagedRun, Variant};
 pub use error::{GpuError, GpuResult};
+pub use host_graph::{HostGraph, HostMemory};
 pub use intersect::{intersect_counts, intersect_counts_timed, launch_intersect, PairRange};
+pub use matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 pub use nvrtc::{compile_source, KernelSource};
+pub use plan::{QueryPlans, Seed};
 pub use probe::{probe_bandwidth, probe_memory, ProbeMemory, ProbeResult};
 
 /// Re-export of the pinned cudarc version, for crates that launch their own

@@ -41,8 +41,15 @@ pub const PROBE_CU: KernelSource = KernelSource {
     src: include_str!("../../../kernels/probe.cu"),
 };
 
+/// `kernels/match.cu`: the incremental/static matching kernel and the
+/// vertex-table scatter helpers.
+pub const MATCH_CU: KernelSource = KernelSource {
+    name: "match.cu",
+    src: include_str!("../../../kernels/match.cu"),
+};
+
 /// Every embedded kernel source.
-pub const ALL_SOURCES: &[KernelSource] = &[INTERSECT_CU, PROBE_CU];
+pub const ALL_SOURCES: &[KernelSource] = &[INTERSECT_CU, PROBE_CU, MATCH_CU];
 
 /// Options passed to NVRTC for target `arch` (e.g. `sm_90`).
 pub fn nvrtc_options(arch: &str) -> Vec<String> {
@@ -90,8 +97,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn compile_uncached(name: &str, src: &str, arch: &str) -> GpuResult<Vec<u8>> {
     // SAFETY: only tries to dlopen the candidate library names.
-    let present =
-        std::panic::catch_unwind(|| unsafe { nvrtc_sys::is_culib_present() }).unwrap_or(false);
+    let present = std::panic::catch_unwind(|| unsafe { nvrtc_sys::is_culib_present() }).unwrap_or(false);
     if !present {
         return Err(GpuError::NoNvrtc("libnvrtc.so could not be loaded".into()));
     }
@@ -100,8 +106,7 @@ fn compile_uncached(name: &str, src: &str, arch: &str) -> GpuResult<Vec<u8>> {
         log,
     };
     let c_src = CString::new(src).map_err(|_| compile_err("source contains a NUL byte".into()))?;
-    let c_name =
-        CString::new(name).map_err(|_| compile_err("kernel name contains a NUL byte".into()))?;
+    let c_name = CString::new(name).map_err(|_| compile_err("kernel name contains a NUL byte".into()))?;
     let options = nvrtc_options(arch);
     guard(
         || {
@@ -112,9 +117,7 @@ fn compile_uncached(name: &str, src: &str, arch: &str) -> GpuResult<Vec<u8>> {
             let out = unsafe { compile_and_fetch(prog, &options) };
             // SAFETY: created above, destroyed once.
             let _ = unsafe { nvrtc_result::destroy_program(prog) };
-            out.map_err(|(status, log)| {
-                compile_err(format!("{status}\noptions: {}\n{log}", options.join(" ")))
-            })
+            out.map_err(|(status, log)| compile_err(format!("{status}\noptions: {}\n{log}", options.join(" "))))
         },
         |msg| GpuError::NoNvrtc(format!("NVRTC library call panicked: {msg}")),
     )
@@ -124,10 +127,7 @@ fn compile_uncached(name: &str, src: &str, arch: &str) -> GpuResult<Vec<u8>> {
 ///
 /// # Safety
 /// `prog` must be a live program from `nvrtcCreateProgram`.
-unsafe fn compile_and_fetch(
-    prog: nvrtc_sys::nvrtcProgram,
-    options: &[String],
-) -> Result<Vec<u8>, (String, String)> {
+unsafe fn compile_and_fetch(prog: nvrtc_sys::nvrtcProgram, options: &[String]) -> Result<Vec<u8>, (String, String)> {
     let compiled = nvrtc_result::compile_program(prog, options);
     let log = program_log(prog);
     if let Err(e) = compiled {
@@ -138,10 +138,7 @@ unsafe fn compile_and_fetch(
         .result()
         .map_err(|e| (format!("nvrtcGetCUBINSize: {:?}", e.0), log.clone()))?;
     if size == 0 {
-        return Err((
-            "NVRTC produced no CUBIN (virtual architecture?)".into(),
-            log,
-        ));
+        return Err(("NVRTC produced no CUBIN (virtual architecture?)".into(), log));
     }
     let mut cubin = vec![0u8; size];
     nvrtc_sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast::<c_char>())
@@ -157,11 +154,7 @@ unsafe fn compile_and_fetch(
 unsafe fn program_log(prog: nvrtc_sys::nvrtcProgram) -> String {
     match nvrtc_result::get_program_log(prog) {
         Ok(raw) => {
-            let bytes: Vec<u8> = raw
-                .iter()
-                .take_while(|&&c| c != 0)
-                .map(|&c| c as u8)
-                .collect();
+            let bytes: Vec<u8> = raw.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
             String::from_utf8_lossy(&bytes).trim_end().to_string()
         }
         Err(e) => format!("<no program log: {e:?}>"),
@@ -210,6 +203,7 @@ mod tests {
         }
         assert!(INTERSECT_CU.src.contains("intersect_count_warp"));
         assert!(PROBE_CU.src.contains("probe_seq"));
+        assert!(MATCH_CU.src.contains("match_kernel"));
     }
 
     #[test]

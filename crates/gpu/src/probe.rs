@@ -98,19 +98,9 @@ pub fn probe_words(bytes: usize, random: bool) -> GpuResult<usize> {
 /// Runs one probe: `reps` timed passes (after one untimed warm-up, except for
 /// managed memory, whose single pass is the cold first touch that migrates
 /// pages to the device).
-pub fn probe_memory(
-    gpu: &Gpu,
-    memory: ProbeMemory,
-    bytes: usize,
-    random: bool,
-    reps: u32,
-) -> GpuResult<ProbeResult> {
+pub fn probe_memory(gpu: &Gpu, memory: ProbeMemory, bytes: usize, random: bool, reps: u32) -> GpuResult<ProbeResult> {
     let words = probe_words(bytes, random)?;
-    let reps = if memory == ProbeMemory::Managed {
-        1
-    } else {
-        reps.max(1)
-    };
+    let reps = if memory == ProbeMemory::Managed { 1 } else { reps.max(1) };
     let mut sink = gpu.alloc_zeros::<u32>(1)?;
     let times = match memory {
         ProbeMemory::Device => {
@@ -186,11 +176,7 @@ fn time_passes(
         let ((), ms) = gpu.timed(|| {
             let mut b = gpu.stream().launch_builder(&f);
             if random {
-                b.arg(&ptr)
-                    .arg(&line_mask)
-                    .arg(&n_reads)
-                    .arg(&seed)
-                    .arg(&mut *sink);
+                b.arg(&ptr).arg(&line_mask).arg(&n_reads).arg(&seed).arg(&mut *sink);
             } else {
                 b.arg(&ptr).arg(&n_vec).arg(&mut *sink);
             }
@@ -251,12 +237,7 @@ pub fn fill_pattern_pinned(gpu: &Gpu, buf: &mut PinnedBuffer<u32>, seed: u32) ->
 /// A kernel computes `dst[i] = src[i] + add` reading and writing pinned host
 /// memory through device pointers (a zero-copy round trip); returns after the
 /// kernel finished.
-pub fn copy_add_pinned(
-    gpu: &Gpu,
-    src: &PinnedBuffer<u32>,
-    dst: &mut PinnedBuffer<u32>,
-    add: u32,
-) -> GpuResult<()> {
+pub fn copy_add_pinned(gpu: &Gpu, src: &PinnedBuffer<u32>, dst: &mut PinnedBuffer<u32>, add: u32) -> GpuResult<()> {
     if src.len() != dst.len() {
         return Err(GpuError::InvalidInput(format!(
             "copy_add_pinned: source has {} elements, destination {}",

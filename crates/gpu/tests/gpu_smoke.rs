@@ -83,18 +83,12 @@ fn intersection_counts_match_cpu_reference() {
     // Lists of mixed sizes: empty, tiny, around a warp, and long (skewed pairs
     // exercise the shorter/longer swap); small and large id universes give
     // dense and sparse overlaps.
-    let sizes = [
-        0usize, 1, 2, 5, 31, 32, 33, 64, 100, 500, 1000, 3000, 10_000,
-    ];
+    let sizes = [0usize, 1, 2, 5, 31, 32, 33, 64, 100, 500, 1000, 3000, 10_000];
     let mut lists: Vec<u32> = Vec::new();
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     for k in 0..400 {
         let len = sizes[k % sizes.len()] + rng.below(3) as usize;
-        let universe = if k % 2 == 0 {
-            4 * len as u64 + 8
-        } else {
-            1 << 24
-        };
+        let universe = if k % 2 == 0 { 4 * len as u64 + 8 } else { 1 << 24 };
         let v = sorted_set(&mut rng, len, universe);
         ranges.push((lists.len() as u32, v.len() as u32));
         lists.extend_from_slice(&v);
@@ -128,10 +122,7 @@ fn intersection_counts_match_cpu_reference() {
 
     // Empty inputs and out-of-range pairs.
     assert_eq!(intersect_counts(&gpu, &lists, &[]).ok(), Some(vec![]));
-    assert_eq!(
-        intersect_counts(&gpu, &[], &[(0, 0, 0, 0)]).ok(),
-        Some(vec![0])
-    );
+    assert_eq!(intersect_counts(&gpu, &[], &[(0, 0, 0, 0)]).ok(), Some(vec![0]));
     let bad = intersect_counts(&gpu, &lists, &[(0, lists.len() as u32 + 1, 0, 0)]);
     assert!(matches!(bad, Err(GpuError::InvalidInput(_))), "{bad:?}");
 }
@@ -145,19 +136,12 @@ fn pinned_buffer_device_pointer_round_trip() {
     // Kernel writes through the device pointer, host reads the slice.
     let mut a = gpu.alloc_pinned::<u32>(n).expect("pinned alloc");
     assert_ne!(a.device_ptr(), 0);
-    assert!(
-        a.as_slice().iter().all(|&x| x == 0),
-        "pinned memory starts zeroed"
-    );
+    assert!(a.as_slice().iter().all(|&x| x == 0), "pinned memory starts zeroed");
     fill_pattern_pinned(&gpu, &mut a, 11).expect("fill kernel");
     for i in [0, 1, 12345, n - 1] {
         assert_eq!(a.as_slice()[i], pattern_value(i, 11), "index {i}");
     }
-    assert!(a
-        .as_slice()
-        .iter()
-        .enumerate()
-        .all(|(i, &x)| x == pattern_value(i, 11)));
+    assert!(a.as_slice().iter().enumerate().all(|(i, &x)| x == pattern_value(i, 11)));
     // Host writes, kernel reads one pinned buffer and writes another.
     for (i, x) in a.as_mut_slice().iter_mut().enumerate() {
         *x = (i as u32) ^ 0xABCD;
@@ -216,10 +200,7 @@ fn nvrtc_compile_error_is_reported() {
     match compile_source(&gpu, "broken.cu", broken) {
         Err(GpuError::Compile { kernel, log }) => {
             assert_eq!(kernel, "broken.cu");
-            assert!(
-                log.contains("undeclared_name"),
-                "log should name the error:\n{log}"
-            );
+            assert!(log.contains("undeclared_name"), "log should name the error:\n{log}");
             eprintln!("NVRTC log as reported:\n{log}");
         }
         other => panic!("expected GpuError::Compile, got {other:?}"),

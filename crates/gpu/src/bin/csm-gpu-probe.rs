@@ -31,11 +31,7 @@ fn parse_args() -> Result<Args, String> {
             "--bytes" => args.bytes = parse_size(&value("--bytes")?)?,
             "--managed-bytes" => args.managed_bytes = parse_size(&value("--managed-bytes")?)?,
             "--json" => args.json = Some(value("--json")?),
-            "-h" | "--help" => {
-                return Err(
-                    "usage: csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH]".into(),
-                )
-            }
+            "-h" | "--help" => return Err("usage: csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH]".into()),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -43,8 +39,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
-    s.parse::<usize>()
-        .map_err(|e| format!("bad size `{s}`: {e}"))
+    s.parse::<usize>().map_err(|e| format!("bad size `{s}`: {e}"))
 }
 
 /// Paper/brief reference figures for the table (GB/s).
@@ -76,12 +71,7 @@ impl Rng {
 /// `n_lists` sorted, duplicate-free lists over a universe of `universe` ids
 /// with skewed lengths (most short, a few up to `max_len`), and `n_pairs`
 /// random pairs of them.
-fn workload(
-    n_lists: usize,
-    max_len: u64,
-    universe: u64,
-    n_pairs: usize,
-) -> (Vec<u32>, Vec<PairRange>) {
+fn workload(n_lists: usize, max_len: u64, universe: u64, n_pairs: usize) -> (Vec<u32>, Vec<PairRange>) {
     let mut rng = Rng(42);
     let mut lists = Vec::new();
     let mut ranges = Vec::with_capacity(n_lists);
@@ -144,9 +134,7 @@ fn run(args: &Args) -> Result<(), GpuError> {
     );
 
     println!("## Read bandwidth (probe v1)\n");
-    println!(
-        "| memory | pattern | bytes/pass | passes | best GB/s | median GB/s | reference GB/s |"
-    );
+    println!("| memory | pattern | bytes/pass | passes | best GB/s | median GB/s | reference GB/s |");
     println!("|---|---|---:|---:|---:|---:|---:|");
     let mut results: Vec<ProbeResult> = Vec::new();
     let plan = [
@@ -163,11 +151,7 @@ fn run(args: &Args) -> Result<(), GpuError> {
                 println!(
                     "| {} | {} | {} | {} | {:.1} | {:.1} | {} |",
                     memory.label(),
-                    if random {
-                        "random 128-B lines"
-                    } else {
-                        "sequential"
-                    },
+                    if random { "random 128-B lines" } else { "sequential" },
                     r.bytes,
                     r.reps,
                     r.best_gbps,
@@ -187,8 +171,7 @@ fn run(args: &Args) -> Result<(), GpuError> {
     println!("\n## Intersection (intersect v1)\n");
     println!("| lists | pairs | max len | sum of shorter lens | kernel ms | Mpairs/s | G shorter-elems/s | checked |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---|");
-    for (n_lists, max_len, n_pairs) in [(20_000usize, 64u64, 1usize << 20), (20_000, 4096, 1 << 20)]
-    {
+    for (n_lists, max_len, n_pairs) in [(20_000usize, 64u64, 1usize << 20), (20_000, 4096, 1 << 20)] {
         let (lists, pairs) = workload(n_lists, max_len, 1 << 22, n_pairs);
         // First call compiles and warms up; time the second.
         intersect_counts_timed(&gpu, &lists, &pairs)?;

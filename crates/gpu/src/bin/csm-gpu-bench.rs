@@ -1,0 +1,1113 @@
+//! `csm-gpu-bench`: GCSM Sec. VI on one machine — an R-MAT graph, a stream
+//! of mixed updates, and per batch size and query the per-batch time of the
+//! CPU engine (16 threads) and the GPU variants UM, ZP, VSGM (small batches),
+//! Naive and GCSM, with GCSM's estimation (FE) and data-copy (DC) split, the
+//! bytes read from host memory and where the time goes.
+//!
+//! ```text
+//! csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...]
+//!               [--batches B] [--queries house,5-cycle,...]
+//!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
+//!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
+//!               [--seed X] [--walk-cap W] [--rmat A,B,C] [--limit-s S]
+//! ```
+//!
+//! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
+//! engine stops between pieces of the batch, the kernel's warps stop taking
+//! seeds; a (query, engine) that hits it is skipped for larger batches.
+//!
+//! `gcsm` uses the crate's path-sampling selector ([`WalkSelector`]);
+//! `gcsm-sampler` uses csm-sampler's merged-walk policy with `--walk-cap`
+//! walks per root.
+//!
+//! `--rmat` sets the R-MAT quadrant probabilities (default Graph500's
+//! 0.57,0.19,0.19).
+//!
+//! Writes `bench.csv` (one row per batch and engine), `bench.json` (setup,
+//! rows, summary) and `bench.md` (the summary table) to `--out` (default
+//! `$OUT`, else `.`), rewriting them after every batch so that a run cut
+//! short still leaves its results. Without a GPU only the CPU rows run.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use csm_baselines::cpu::{count_delta_parallel, Symmetry};
+use csm_gpu::cache::{CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SamplerSelector, WalkSelector};
+use csm_gpu::engine::{changed_vertices, run_staged, StagedRun};
+use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
+use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
+use csm_graph::{
+    CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Label, LocatedUpdate, Nbrs, Strictness, Version, VertexId,
+};
+use csm_planner::{Executor, GcsmOrder, GraphStats, Level, Plan, QueryGraph, Visitor};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde_json::{json, Value};
+
+/// Zero-copy read rates measured by probe v1 on the H100 (docs/GPU_NOTES.md).
+const ZC_SEQ_GBPS: f64 = 51.0;
+const ZC_RAND_GBPS: f64 = 14.2;
+
+struct Args {
+    edges: usize,
+    scale: Option<u32>,
+    labels: u32,
+    sizes: Vec<usize>,
+    batches: usize,
+    queries: Vec<String>,
+    variants: Vec<String>,
+    vsgm_max_batch: usize,
+    budget_frac: f64,
+    threads: usize,
+    deadline_s: f64,
+    out: PathBuf,
+    seed: u64,
+    walk_cap: u64,
+    rmat: (f64, f64, f64),
+    limit_s: f64,
+}
+
+fn usage() -> &'static str {
+    "usage: csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...] [--batches B] \
+     [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
+     [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
+     [--rmat A,B,C] [--limit-s S]"
+}
+
+fn parse_num(s: &str) -> Result<f64, String> {
+    let (num, mul) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
+        Some('m' | 'M') => (&s[..s.len() - 1], 1e6),
+        Some('g' | 'G' | 'b' | 'B') => (&s[..s.len() - 1], 1e9),
+        _ => (s, 1.0),
+    };
+    num.parse::<f64>()
+        .map(|x| x * mul)
+        .map_err(|e| format!("bad number `{s}`: {e}"))
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        edges: 500_000_000,
+        scale: None,
+        labels: 8,
+        sizes: vec![64, 256, 1024, 4096, 8192],
+        batches: 2,
+        queries: ["house", "5-cycle", "prism", "hexagon-2chords", "7-wheel"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        variants: ["cpu16", "um", "zp", "vsgm", "naive", "gcsm"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        vsgm_max_batch: 256,
+        budget_frac: 0.05,
+        threads: 16,
+        deadline_s: 420.0,
+        out: std::env::var_os("OUT").map(PathBuf::from).unwrap_or_else(|| ".".into()),
+        seed: 2024,
+        walk_cap: 64,
+        rmat: (0.57, 0.19, 0.19),
+        limit_s: 20.0,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut v = || it.next().ok_or_else(|| format!("{k} needs a value"));
+        let list = |s: String| {
+            s.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect::<Vec<_>>()
+        };
+        match k.as_str() {
+            "--edges" => a.edges = parse_num(&v()?)? as usize,
+            "--scale" => a.scale = Some(parse_num(&v()?)? as u32),
+            "--labels" => a.labels = parse_num(&v()?)? as u32,
+            "--sizes" => {
+                a.sizes = list(v()?)
+                    .iter()
+                    .map(|s| parse_num(s).map(|x| x as usize))
+                    .collect::<Result<_, _>>()?
+            }
+            "--batches" => a.batches = parse_num(&v()?)? as usize,
+            "--queries" => a.queries = list(v()?),
+            "--variants" => a.variants = list(v()?),
+            "--vsgm-max-batch" => a.vsgm_max_batch = parse_num(&v()?)? as usize,
+            "--budget-frac" => a.budget_frac = parse_num(&v()?)?,
+            "--threads" => a.threads = parse_num(&v()?)? as usize,
+            "--deadline-s" => a.deadline_s = parse_num(&v()?)?,
+            "--out" => a.out = PathBuf::from(v()?),
+            "--seed" => a.seed = parse_num(&v()?)? as u64,
+            "--walk-cap" => a.walk_cap = parse_num(&v()?)? as u64,
+            "--limit-s" => a.limit_s = parse_num(&v()?)?,
+            "--rmat" => {
+                let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
+                if p.len() != 3 || p.iter().any(|&x| x < 0.0) || p.iter().sum::<f64>() > 1.0 {
+                    return Err("--rmat needs a,b,c >= 0 with a+b+c <= 1".into());
+                }
+                a.rmat = (p[0], p[1], p[2]);
+            }
+            "-h" | "--help" => return Err(usage().into()),
+            other => return Err(format!("unknown argument `{other}`\n{}", usage())),
+        }
+    }
+    if a.labels == 0 || a.batches == 0 || a.sizes.is_empty() {
+        return Err("labels, batches and sizes must be positive".into());
+    }
+    Ok(a)
+}
+
+// ---------------------------------------------------------------------------
+// Generation (parallel R-MAT, labels, CSR).
+// ---------------------------------------------------------------------------
+
+/// Distinct undirected R-MAT pairs (keys u << 32 | v, u < v), in parallel:
+/// the quadrant recursion of csm_graph::gen::rmat with quadrant
+/// probabilities (a, b, c), one ChaCha8 stream per chunk, then sort + dedup, with
+/// top-up rounds for the duplicates.
+fn rmat_keys(scale: u32, edges: usize, (pa, pb, pc): (f64, f64, f64), seed: u64) -> Vec<u64> {
+    let t16 = |p: f64| (p * 65_536.0).round() as u32;
+    let (ta, tab, tabc) = (t16(pa), t16(pa + pb), t16(pa + pb + pc));
+    let draw = |count: usize, round: u64| -> Vec<u64> {
+        let chunks = 1024usize;
+        let per = count.div_ceil(chunks);
+        (0..chunks)
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ round.wrapping_mul(0x9e37_79b9));
+                rng.set_stream(c as u64);
+                let n = per.min(count.saturating_sub(c * per));
+                (0..n).filter_map(move |_| {
+                    let (mut u, mut v) = (0u32, 0u32);
+                    let mut bits = 0u64;
+                    for level in 0..scale {
+                        if level % 4 == 0 {
+                            bits = rng.next_u64();
+                        }
+                        let r = (bits & 0xFFFF) as u32;
+                        bits >>= 16;
+                        let du = u32::from(r >= tab);
+                        let dv = u32::from((r >= ta) & (r < tab)) | u32::from(r >= tabc);
+                        u = (u << 1) | du;
+                        v = (v << 1) | dv;
+                    }
+                    (u != v).then(|| {
+                        let (a, b) = (u.min(v), u.max(v));
+                        (u64::from(a) << 32) | u64::from(b)
+                    })
+                })
+            })
+            .collect()
+    };
+    let mut keys = draw(edges, 0);
+    keys.par_sort_unstable();
+    keys.dedup();
+    for round in 1..=3u64 {
+        if keys.len() >= edges {
+            break;
+        }
+        let missing = edges - keys.len();
+        let mut more = draw(missing + missing / 4 + 16, round);
+        more.par_sort_unstable();
+        more.dedup();
+        let mut merged = Vec::with_capacity(keys.len() + more.len());
+        let (mut i, mut j) = (0, 0);
+        while i < keys.len() || j < more.len() {
+            let x = if j >= more.len() || (i < keys.len() && keys[i] <= more[j]) {
+                i += 1;
+                keys[i - 1]
+            } else {
+                j += 1;
+                more[j - 1]
+            };
+            if merged.last() != Some(&x) {
+                merged.push(x);
+            }
+        }
+        keys = merged;
+    }
+    if keys.len() > edges {
+        // Drop the excess at evenly spread positions (keys are sorted, so a
+        // plain truncate would bias towards small ids).
+        let excess = keys.len() - edges;
+        let step = keys.len() as f64 / excess as f64;
+        let mut drop = vec![false; keys.len()];
+        for k in 0..excess {
+            drop[((k as f64 + 0.5) * step) as usize] = true;
+        }
+        let mut i = 0;
+        keys.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
+    }
+    keys
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A plain CSR built in parallel, viewed through [`GraphView`].
+struct ParCsr {
+    labels: Vec<Label>,
+    offsets: Vec<u64>,
+    nbrs: Vec<VertexId>,
+    max_degree: usize,
+}
+
+#[derive(Clone, Copy)]
+struct SharedPtr(*mut u32);
+// SAFETY: disjoint writes only.
+unsafe impl Send for SharedPtr {}
+// SAFETY: disjoint writes only.
+unsafe impl Sync for SharedPtr {}
+
+impl SharedPtr {
+    /// The pointer (a method, so that closures capture the whole wrapper).
+    fn get(self) -> *mut u32 {
+        self.0
+    }
+}
+
+impl ParCsr {
+    fn build(labels: Vec<Label>, edges: &[Edge]) -> ParCsr {
+        let n = labels.len();
+        let deg: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+        edges.par_iter().for_each(|e| {
+            deg[e.u as usize].fetch_add(1, Ordering::Relaxed);
+            deg[e.v as usize].fetch_add(1, Ordering::Relaxed);
+        });
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut t = 0u64;
+        offsets.push(0);
+        for d in &deg {
+            t += u64::from(d.load(Ordering::Relaxed));
+            offsets.push(t);
+        }
+        let cursor: Vec<AtomicU64> = offsets[..n].iter().map(|&o| AtomicU64::new(o)).collect();
+        let mut nbrs = vec![0u32; t as usize];
+        let p = SharedPtr(nbrs.as_mut_ptr());
+        edges.par_iter().for_each(|e| {
+            for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                let i = cursor[a as usize].fetch_add(1, Ordering::Relaxed);
+                // SAFETY: each slot index is handed out once, below t.
+                unsafe { *p.get().add(i as usize) = b };
+            }
+        });
+        let max_degree = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let (s, e) = (offsets[v] as usize, offsets[v + 1] as usize);
+                // SAFETY: vertex ranges are disjoint.
+                let list = unsafe { std::slice::from_raw_parts_mut(p.get().add(s), e - s) };
+                list.sort_unstable();
+                e - s
+            })
+            .max()
+            .unwrap_or(0);
+        ParCsr {
+            labels,
+            offsets,
+            nbrs,
+            max_degree,
+        }
+    }
+}
+
+impl GraphView for ParCsr {
+    fn num_vertices(&self) -> usize {
+        self.labels.len()
+    }
+    fn labels(&self) -> &[Label] {
+        &self.labels
+    }
+    fn nbrs(&self, v: VertexId, _ver: Version) -> Nbrs<'_> {
+        let (s, e) = (self.offsets[v as usize] as usize, self.offsets[v as usize + 1] as usize);
+        Nbrs::plain(&self.nbrs[s..e], &[])
+    }
+    fn edge_labelled(&self) -> bool {
+        false
+    }
+    fn max_degree(&self) -> usize {
+        self.max_degree
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running.
+// ---------------------------------------------------------------------------
+
+struct Row {
+    size: usize,
+    batch: usize,
+    query: String,
+    engine: String,
+    positive: u64,
+    negative: u64,
+    seconds: f64,
+    fe: f64,
+    dc: f64,
+    kernel: f64,
+    host_bytes: u64,
+    cache_bytes: usize,
+    cache_vertices: usize,
+    seeds: u64,
+    tasks: u64,
+    split: f64,
+    nodes: u64,
+    host_lists: u64,
+    cached_lists: u64,
+    staged_lists: u64,
+    ok: bool,
+    /// A CPU count was available to compare with.
+    verified: bool,
+    error: String,
+}
+
+impl Row {
+    fn failed(size: usize, batch: usize, query: &str, engine: &str, error: String) -> Row {
+        Row {
+            size,
+            batch,
+            query: query.to_string(),
+            engine: engine.to_string(),
+            positive: 0,
+            negative: 0,
+            seconds: f64::NAN,
+            fe: 0.0,
+            dc: 0.0,
+            kernel: 0.0,
+            host_bytes: 0,
+            cache_bytes: 0,
+            cache_vertices: 0,
+            seeds: 0,
+            tasks: 0,
+            split: 0.0,
+            nodes: 0,
+            host_lists: 0,
+            cached_lists: 0,
+            staged_lists: 0,
+            ok: false,
+            verified: false,
+            error,
+        }
+    }
+
+    fn csv_header() -> &'static str {
+        "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,ok,verified,error"
+    }
+    fn csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},\"{}\"",
+            self.size,
+            self.batch,
+            self.query,
+            self.engine,
+            self.positive,
+            self.negative,
+            self.seconds,
+            self.fe,
+            self.dc,
+            self.kernel,
+            self.host_bytes,
+            self.cache_bytes,
+            self.cache_vertices,
+            self.seeds,
+            self.tasks,
+            self.split,
+            self.nodes,
+            self.host_lists,
+            self.cached_lists,
+            self.staged_lists,
+            self.ok,
+            self.verified,
+            self.error.replace('"', "'")
+        )
+    }
+    fn json(&self) -> Value {
+        json!({"size": self.size, "batch": self.batch, "query": self.query, "engine": self.engine,
+               "positive": self.positive, "negative": self.negative, "seconds": self.seconds,
+               "fe_seconds": self.fe, "dc_seconds": self.dc, "kernel_seconds": self.kernel,
+               "host_bytes": self.host_bytes, "host_bytes_kind": "counted",
+               "cache_bytes": self.cache_bytes, "cache_vertices": self.cache_vertices,
+               "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
+               "cached_lists": self.cached_lists, "staged_lists": self.staged_lists,
+               "ok": self.ok, "verified": self.verified, "error": self.error})
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn fmt_ms(s: f64) -> String {
+    if s.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.2}", s * 1e3)
+    }
+}
+
+fn fmt_bytes(b: f64) -> String {
+    if b.is_nan() {
+        "-".into()
+    } else if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", b / 1e3)
+    }
+}
+
+/// Summary per (size, query): median per engine over the batches.
+fn summary(rows: &[Row], engines: &[String]) -> (String, Value) {
+    let mut keys: Vec<(usize, String)> = rows.iter().map(|r| (r.size, r.query.clone())).collect();
+    keys.dedup();
+    let mut md = String::new();
+    let mut js = Vec::new();
+    let _ = writeln!(
+        md,
+        "| batch | query | {} | gcsm FE ms | gcsm DC ms | gcsm kernel ms | host bytes zp | host bytes gcsm | gcsm/zp | gcsm/cpu16 | ok |",
+        engines.iter().map(|e| format!("{e} ms")).collect::<Vec<_>>().join(" | ")
+    );
+    let _ = writeln!(md, "|{}", "---|".repeat(engines.len() + 10));
+    let mut seen = std::collections::HashSet::new();
+    for (size, q) in keys {
+        if !seen.insert((size, q.clone())) {
+            continue;
+        }
+        let sel = |e: &str| -> Vec<&Row> {
+            rows.iter()
+                .filter(|r| r.size == size && r.query == q && r.engine == e && r.error.is_empty())
+                .collect()
+        };
+        let med = |e: &str, f: &dyn Fn(&Row) -> f64| median(sel(e).iter().map(|r| f(r)).collect());
+        let t: Vec<f64> = engines.iter().map(|e| med(e, &|r| r.seconds)).collect();
+        let ok = rows
+            .iter()
+            .filter(|r| r.size == size && r.query == q)
+            .all(|r| r.ok || !r.error.is_empty());
+        let g = med("gcsm", &|r| r.seconds);
+        let zp = med("zp", &|r| r.seconds);
+        let cpu = med("cpu16", &|r| r.seconds);
+        let fe = med("gcsm", &|r| r.fe);
+        let dc = med("gcsm", &|r| r.dc);
+        let k = med("gcsm", &|r| r.kernel);
+        let hz = med("zp", &|r| r.host_bytes as f64);
+        let hg = med("gcsm", &|r| r.host_bytes as f64);
+        let errs: Vec<String> = engines
+            .iter()
+            .filter(|e| {
+                rows.iter()
+                    .any(|r| r.size == size && r.query == q && &r.engine == *e && !r.error.is_empty())
+            })
+            .cloned()
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {size} | {q} | {} | {} | {} | {} | {} | {} | {} | {} | {}{} |",
+            t.iter().map(|&x| fmt_ms(x)).collect::<Vec<_>>().join(" | "),
+            fmt_ms(fe),
+            fmt_ms(dc),
+            fmt_ms(k),
+            fmt_bytes(hz),
+            fmt_bytes(hg),
+            if g > 0.0 { format!("{:.2}x", zp / g) } else { "-".into() },
+            if g > 0.0 {
+                format!("{:.2}x", cpu / g)
+            } else {
+                "-".into()
+            },
+            if ok { "yes" } else { "MISMATCH" },
+            if errs.is_empty() {
+                String::new()
+            } else {
+                format!(" (err: {})", errs.join(","))
+            }
+        );
+        let mut per = serde_json::Map::new();
+        for (e, &x) in engines.iter().zip(&t) {
+            let kernel = med(e, &|r| r.kernel);
+            let fe = med(e, &|r| r.fe);
+            let dc = med(e, &|r| r.dc);
+            let hb = med(e, &|r| r.host_bytes as f64);
+            let split = med(e, &|r| r.split);
+            per.insert(
+                e.clone(),
+                json!({
+                    "seconds": x, "kernel_seconds": kernel, "fe_seconds": fe, "dc_seconds": dc,
+                    "split_seconds": split,
+                    "other_seconds": x - kernel.max(0.0) - fe.max(0.0) - dc.max(0.0) - split.max(0.0),
+                    "host_bytes": hb,
+                    "zero_copy_floor_seq_seconds": hb / (ZC_SEQ_GBPS * 1e9),
+                    "zero_copy_floor_rand_seconds": hb / (ZC_RAND_GBPS * 1e9),
+                    "effective_host_gbps": hb / kernel / 1e9,
+                }),
+            );
+        }
+        js.push(json!({"size": size, "query": q, "engines": per,
+                       "speedup_gcsm_over_zp": zp / g, "speedup_gcsm_over_cpu16": cpu / g,
+                       "counts_agree": ok}));
+    }
+    (md, Value::Array(js))
+}
+
+fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[String]) {
+    let _ = std::fs::create_dir_all(out);
+    let mut csv = String::from(Row::csv_header());
+    csv.push('\n');
+    for r in rows {
+        csv.push_str(&r.csv());
+        csv.push('\n');
+    }
+    let _ = std::fs::write(out.join("bench.csv"), csv);
+    let (md, sum) = summary(rows, engines);
+    let _ = std::fs::write(out.join("bench.md"), &md);
+    let doc = json!({"setup": setup, "rows": rows.iter().map(Row::json).collect::<Vec<_>>(), "summary": sum});
+    let _ = std::fs::write(
+        out.join("bench.json"),
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
+    );
+}
+
+fn log(t0: Instant, msg: impl AsRef<str>) {
+    println!("[{:7.1}s] {}", t0.elapsed().as_secs_f64(), msg.as_ref());
+    let _ = std::io::stdout().flush();
+}
+
+struct GpuSide {
+    gpu: Arc<Gpu>,
+    matcher: DeviceMatcher,
+    cache: DeviceCache,
+    pinned: HostGraph,
+    managed: Option<HostGraph>,
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(args) {
+        eprintln!("csm-gpu-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(a: Args) -> Result<(), String> {
+    let t0 = Instant::now();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.max(1))
+        .build_global()
+        .map_err(|e| e.to_string())?;
+    let scale = a
+        .scale
+        .unwrap_or_else(|| ((a.edges as f64 / 16.0).log2().round() as u32).clamp(4, 30));
+    let n = 1usize << scale;
+    log(
+        t0,
+        format!(
+            "R-MAT{:?} scale {scale} ({n} vertices), {} edges requested, {} labels, {} threads",
+            a.rmat, a.edges, a.labels, a.threads
+        ),
+    );
+
+    let t = Instant::now();
+    let keys = rmat_keys(scale, a.edges, a.rmat, a.seed);
+    let gen_s = t.elapsed().as_secs_f64();
+    log(t0, format!("generated {} distinct edges in {gen_s:.1} s", keys.len()));
+    let t = Instant::now();
+    let labels: Vec<Label> = (0..n as u64)
+        .into_par_iter()
+        .map(|v| (splitmix(a.seed ^ v) % u64::from(a.labels)) as Label)
+        .collect();
+    let edges: Vec<Edge> = keys
+        .par_iter()
+        .map(|&k| Edge::new((k >> 32) as u32, k as u32, 0))
+        .collect();
+    drop(keys);
+    let g = GraphData {
+        labels,
+        edges,
+        edge_labelled: false,
+    };
+    let total_updates: usize = a.sizes.iter().map(|s| s * a.batches).sum();
+    let (g0, stream) = make_stream(&g, StreamAmount::Count(total_updates), 0.5, a.seed ^ 1);
+    drop(g);
+    let stream_s = t.elapsed().as_secs_f64();
+    log(t0, format!("stream of {} updates in {stream_s:.1} s", stream.len()));
+    let t = Instant::now();
+    let csr = ParCsr::build(g0.labels.clone(), &g0.edges);
+    let m0 = g0.edges.len();
+    drop(g0);
+    let snap = CsrGraph::from_view(&csr, Version::New);
+    drop(csr);
+    let mut graph = DynamicGraph::from_csr(&snap);
+    drop(snap);
+    let build_s = t.elapsed().as_secs_f64();
+    log(
+        t0,
+        format!(
+            "G0: {m0} edges, max degree {}, dynamic graph built in {build_s:.1} s",
+            graph.max_degree()
+        ),
+    );
+
+    let engines: Vec<String> = a.variants.clone();
+    let want = |e: &str| engines.iter().any(|x| x == e);
+    let mut setup = json!({
+        "edges_requested": a.edges, "scale": scale, "vertices": n, "edges_g0": m0,
+        "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
+        "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
+        "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
+    });
+
+    // GPU side (optional).
+    let t = Instant::now();
+    let mut gpu_side = match Gpu::open(0) {
+        Ok(gpu) => {
+            let gpu = Arc::new(gpu);
+            let matcher = DeviceMatcher::new(gpu.clone(), MatcherConfig::default()).map_err(|e| e.to_string())?;
+            let pinned = HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
+            let managed = if want("um") {
+                match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
+                    Ok(h) => Some(h),
+                    Err(e) => {
+                        log(t0, format!("UM disabled: {e}"));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            log(
+                t0,
+                format!(
+                    "GPU {}: {} blocks x 128 threads, scratch {}, host graph {} ({} allocated) in {:.1} s",
+                    gpu.info().name,
+                    matcher.blocks(),
+                    fmt_bytes(matcher.scratch_bytes() as f64),
+                    fmt_bytes(pinned.graph_bytes() as f64),
+                    fmt_bytes(pinned.allocated_bytes() as f64),
+                    t.elapsed().as_secs_f64()
+                ),
+            );
+            setup["gpu"] = json!(gpu.info());
+            setup["grid_blocks"] = json!(matcher.blocks());
+            setup["host_graph_seconds"] = json!(t.elapsed().as_secs_f64());
+            setup["graph_bytes"] = json!(pinned.graph_bytes());
+            Some(GpuSide {
+                gpu,
+                matcher,
+                cache: DeviceCache::new(),
+                pinned,
+                managed,
+            })
+        }
+        Err(e) => {
+            log(t0, format!("no GPU ({e}): only the CPU rows run"));
+            setup["gpu"] = json!(null);
+            None
+        }
+    };
+    let graph_bytes = gpu_side.as_ref().map_or(0, |s| s.pinned.graph_bytes());
+    let budget = Budget::Fraction(a.budget_frac).resolve(graph_bytes);
+    let vsgm_budget = gpu_side
+        .as_ref()
+        .and_then(|s| s.gpu.mem_info().ok())
+        .map_or(0, |m| m.free / 2);
+    setup["budget_bytes"] = json!(budget);
+    setup["vsgm_budget_bytes"] = json!(vsgm_budget);
+
+    // Queries.
+    let stats = GraphStats::of(&graph);
+    let mut queries: Vec<(String, QueryPlans, Symmetry)> = Vec::new();
+    for name in &a.queries {
+        let q = standard_query(name).ok_or_else(|| format!("unknown query {name}"))?;
+        let l: Vec<Label> = (0..q.labels.len() as u32).map(|i| i % a.labels).collect();
+        let q = QueryGraph::from_data(&with_labels(&q, &l)).map_err(|e| e.to_string())?;
+        let qp = QueryPlans::new(&q, &GcsmOrder, &stats, true).map_err(|e| e.to_string())?;
+        let sym = Symmetry::of(&q, &qp.plans);
+        queries.push((name.clone(), qp, sym));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.max(1))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut degree = DegreeSelector::default();
+    if want("naive") && gpu_side.is_some() {
+        let t = Instant::now();
+        degree.prepare(&graph);
+        log(
+            t0,
+            format!(
+                "degree ranking for naive in {:.2} s (not counted per batch)",
+                t.elapsed().as_secs_f64()
+            ),
+        );
+    }
+    let mut khop = KHopSelector::default();
+    let mut walks: Vec<WalkSelector> = queries.iter().map(|_| WalkSelector::with_walks(a.walk_cap)).collect();
+    // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
+    let mut sampler: Vec<SamplerSelector> = queries
+        .iter()
+        .map(|_| SamplerSelector::sampled(Some(a.walk_cap)))
+        .collect();
+
+    let mut rows: Vec<Row> = Vec::new();
+    // (query, engine) pairs that hit the time limit: larger batches skip them.
+    let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+    let limit_s = a.limit_s;
+    if let Some(s) = gpu_side.as_mut() {
+        s.matcher
+            .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
+    }
+    let mut offset = 0usize;
+    let mut stopped = None;
+    'sizes: for &size in &a.sizes {
+        for b in 0..a.batches {
+            if t0.elapsed().as_secs_f64() > a.deadline_s {
+                stopped = Some(format!(
+                    "deadline of {} s reached before batch size {size}, batch {b}",
+                    a.deadline_s
+                ));
+                break 'sizes;
+            }
+            let updates: &[LocatedUpdate] = &stream[offset..offset + size];
+            offset += size;
+            let tu = Instant::now();
+            graph
+                .stage(updates, "stream", Strictness::Strict)
+                .map_err(|e| e.to_string())?;
+            let changed = changed_vertices(&graph);
+            if let Some(s) = gpu_side.as_mut() {
+                s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                if let Some(m) = s.managed.as_mut() {
+                    m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                }
+            }
+            let stage_s = tu.elapsed().as_secs_f64();
+            let delta = graph.pending_delta().expect("staged").clone();
+            for (qi, (qname, qp, sym)) in queries.iter().enumerate() {
+                if t0.elapsed().as_secs_f64() > a.deadline_s {
+                    stopped = Some(format!(
+                        "deadline of {} s reached in batch size {size}, batch {b}, before query {qname}",
+                        a.deadline_s
+                    ));
+                    break;
+                }
+                let cpu = if want("cpu16") && !heavy.contains(&(qname.clone(), "cpu16".to_string())) {
+                    Some(cpu_count(&pool, &graph, qp, &delta, limit_s))
+                } else {
+                    None
+                };
+                let reference = match &cpu {
+                    Some(Ok((c, _))) => Some((c.positive, c.negative)),
+                    _ => None,
+                };
+                // The deadline-capable CPU count is a replica of the CPU
+                // engine's: check it against csm_baselines once per query
+                // on the first batch when it was quick.
+                if let (Some(Ok((c, secs))), true) = (&cpu, size == a.sizes[0] && b == 0) {
+                    if *secs < 2.0 {
+                        let real = pool.install(|| count_delta_parallel(&graph, &qp.plans, Some(sym), &delta));
+                        if (real.positive, real.negative) != (c.positive, c.negative) {
+                            return Err(format!(
+                                "{qname}: the CPU replica counts (+{} / -{}) but csm_baselines (+{} / -{})",
+                                c.positive, c.negative, real.positive, real.negative
+                            ));
+                        }
+                        println!("   cpu replica agrees with csm_baselines::cpu::count_delta_parallel on {qname}");
+                    }
+                }
+                let mut line = format!("size {size:5} batch {b} {qname:16}");
+                match &cpu {
+                    Some(Ok((c, secs))) => {
+                        let _ = write!(
+                            line,
+                            " cpu16 {:>9} ms (+{} / -{})",
+                            fmt_ms(*secs),
+                            c.positive,
+                            c.negative
+                        );
+                        rows.push(Row {
+                            size,
+                            batch: b,
+                            query: qname.clone(),
+                            engine: "cpu16".into(),
+                            positive: c.positive,
+                            negative: c.negative,
+                            seconds: *secs,
+                            fe: 0.0,
+                            dc: 0.0,
+                            kernel: 0.0,
+                            host_bytes: 0,
+                            cache_bytes: 0,
+                            cache_vertices: 0,
+                            seeds: 0,
+                            tasks: 0,
+                            split: 0.0,
+                            nodes: 0,
+                            host_lists: 0,
+                            cached_lists: 0,
+                            staged_lists: 0,
+                            ok: true,
+                            verified: true,
+                            error: String::new(),
+                        });
+                    }
+                    Some(Err(err)) => {
+                        let _ = write!(line, " cpu16 TIMEOUT");
+                        heavy.insert((qname.clone(), "cpu16".to_string()));
+                        rows.push(Row::failed(size, b, qname, "cpu16", err.clone()));
+                    }
+                    None => {}
+                }
+                if let Some(s) = gpu_side.as_mut() {
+                    for e in engines.iter().filter(|e| e.as_str() != "cpu16") {
+                        if heavy.contains(&(qname.clone(), e.clone())) {
+                            continue;
+                        }
+                        let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str() {
+                            "zp" => (&s.pinned, None, budget),
+                            "um" => match s.managed.as_ref() {
+                                Some(m) => (m, None, budget),
+                                None => continue,
+                            },
+                            "naive" => (&s.pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
+                            "gcsm" => (&s.pinned, Some(&mut walks[qi] as &mut dyn CacheSelector), budget),
+                            "gcsm-sampler" => (&s.pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget),
+                            "vsgm" => {
+                                if size > a.vsgm_max_batch {
+                                    continue;
+                                }
+                                (&s.pinned, Some(&mut khop as &mut dyn CacheSelector), vsgm_budget)
+                            }
+                            other => return Err(format!("unknown engine {other}")),
+                        };
+                        let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
+                        let row = match res {
+                            Ok(r) => {
+                                let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
+                                if !ok {
+                                    println!(
+                                        "MISMATCH {e} size {size} batch {b} {qname}: gpu (+{} / -{}) cpu {:?}",
+                                        r.positive, r.negative, reference
+                                    );
+                                }
+                                let _ = write!(line, " | {e} {} ms", fmt_ms(r.seconds));
+                                let mut row = row_of(size, b, qname, e, &r, ok);
+                                row.verified = reference.is_some();
+                                row
+                            }
+                            Err(err) => {
+                                let _ = write!(line, " | {e} ERR");
+                                println!("{e} size {size} batch {b} {qname}: {err}");
+                                if matches!(err, csm_gpu::GpuError::TimedOut(_) | csm_gpu::GpuError::OverBudget(_)) {
+                                    heavy.insert((qname.clone(), e.clone()));
+                                }
+                                Row::failed(size, b, qname, e, err.to_string())
+                            }
+                        };
+                        rows.push(row);
+                    }
+                }
+                println!("{line}");
+                write_outputs(&a.out, &setup, &rows, &engines);
+            }
+            let tc = Instant::now();
+            graph.commit();
+            if let Some(s) = gpu_side.as_mut() {
+                s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                if let Some(m) = s.managed.as_mut() {
+                    m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                }
+            }
+            log(
+                t0,
+                format!(
+                    "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms)",
+                    stage_s * 1e3,
+                    tc.elapsed().as_secs_f64() * 1e3
+                ),
+            );
+            write_outputs(&a.out, &setup, &rows, &engines);
+            if stopped.is_some() {
+                break 'sizes;
+            }
+        }
+    }
+    if let Some(s) = &stopped {
+        log(t0, s);
+        setup["stopped"] = json!(s);
+    }
+    setup["total_seconds"] = json!(t0.elapsed().as_secs_f64());
+    write_outputs(&a.out, &setup, &rows, &engines);
+    let (md, _) = summary(&rows, &engines);
+    println!("\nmedian per-batch times (ms) and GCSM figures; host bytes = counted zero-copy bytes\n");
+    println!("{md}");
+    let bad = rows.iter().filter(|r| !r.ok && r.error.is_empty()).count();
+    if bad > 0 {
+        return Err(format!("{bad} GPU rows disagree with the CPU engine"));
+    }
+    Ok(())
+}
+
+fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> Row {
+    Row {
+        size,
+        batch: b,
+        query: q.to_string(),
+        engine: e.to_string(),
+        positive: r.positive,
+        negative: r.negative,
+        seconds: r.seconds,
+        fe: r.fe_seconds,
+        dc: r.dc_seconds,
+        kernel: r.kernel_seconds,
+        host_bytes: r.kernel.host_bytes,
+        cache_bytes: r.cache_bytes,
+        cache_vertices: r.cache_vertices,
+        seeds: r.roots as u64,
+        tasks: r.tasks as u64,
+        split: r.split_seconds,
+        nodes: r.kernel.nodes,
+        host_lists: r.kernel.host_lists,
+        cached_lists: r.kernel.cached_lists,
+        staged_lists: r.kernel.staged_lists,
+        ok,
+        verified: false,
+        error: String::new(),
+    }
+}
+
+/// Stops the CPU count once the deadline passes (prunes every node after).
+struct Deadline {
+    until: Instant,
+    hit: AtomicBool,
+}
+
+struct DeadlineVisitor<'a> {
+    d: &'a Deadline,
+    n: u32,
+}
+
+impl Visitor for DeadlineVisitor<'_> {
+    #[inline]
+    fn enter(&mut self, _depth: usize, _emb: &[VertexId], _level: &Level) -> bool {
+        self.n = self.n.wrapping_add(1);
+        if self.n & 1023 == 0 && Instant::now() > self.d.until {
+            self.d.hit.store(true, Ordering::Relaxed);
+        }
+        !self.d.hit.load(Ordering::Relaxed)
+    }
+}
+
+/// `csm_baselines::cpu::count_split` with a deadline: the next level is
+/// split across threads when it has at least 48 candidates and two levels
+/// remain below it.
+fn count_split(g: &DynamicGraph, plan: &Plan, prefix: &[VertexId], ex: &mut Executor, dl: &Deadline) -> u64 {
+    let d = prefix.len();
+    let mut vis = DeadlineVisitor { d: dl, n: 0 };
+    if d + 2 >= plan.depth() || rayon::current_num_threads() == 1 {
+        return ex.count(g, plan, prefix, &mut vis);
+    }
+    if dl.hit.load(Ordering::Relaxed) {
+        return 0;
+    }
+    let mut cands = Vec::new();
+    ex.candidates(g, plan, prefix, &mut cands);
+    let mut p = [0 as VertexId; 32];
+    p[..d].copy_from_slice(prefix);
+    if cands.len() < 48 {
+        return cands
+            .iter()
+            .map(|&c| {
+                p[d] = c;
+                ex.count(g, plan, &p[..=d], &mut vis)
+            })
+            .sum();
+    }
+    cands
+        .par_chunks(8)
+        .map_init(Executor::new, |ex, chunk| {
+            let mut p = p;
+            chunk
+                .iter()
+                .map(|&c| {
+                    p[d] = c;
+                    count_split(g, plan, &p[..=d], ex, dl)
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// The CPU engine's count of a staged batch on `pool`: the algorithm of
+/// `csm_baselines::cpu::count_delta_parallel` (same seeds and symmetry
+/// weights, same executor, same splitting of heavy seeds), with a deadline
+/// of `limit_s` seconds after which the count is abandoned.
+fn cpu_count(
+    pool: &rayon::ThreadPool,
+    g: &DynamicGraph,
+    qp: &QueryPlans,
+    delta: &csm_graph::BatchDelta,
+    limit_s: f64,
+) -> Result<(csm_planner::DeltaCounts, f64), String> {
+    let t = Instant::now();
+    let dl = Deadline {
+        until: t + std::time::Duration::from_secs_f64(limit_s),
+        hit: AtomicBool::new(false),
+    };
+    let seeds = qp.seeds(g, delta);
+    let counts = pool.install(|| {
+        let one = |ex: &mut Executor, s: &csm_gpu::Seed, split: bool| {
+            let p = &qp.plans[s.plan as usize];
+            let n = if split {
+                count_split(g, &p.plan, &[s.x, s.y], ex, &dl)
+            } else {
+                ex.count(g, &p.plan, &[s.x, s.y], &mut DeadlineVisitor { d: &dl, n: 0 })
+            };
+            let mut c = csm_planner::DeltaCounts::default();
+            c.add(p.sign, u64::from(s.weight) * n);
+            c
+        };
+        if seeds.len() == 1 {
+            let mut ex = Executor::new();
+            seeds
+                .iter()
+                .map(|s| one(&mut ex, s, false))
+                .fold(Default::default(), csm_planner::DeltaCounts::merge)
+        } else {
+            seeds
+                .par_iter()
+                .map_init(Executor::new, |ex, s| one(ex, s, true))
+                .reduce(csm_planner::DeltaCounts::default, csm_planner::DeltaCounts::merge)
+        }
+    });
+    if dl.hit.load(Ordering::Relaxed) {
+        return Err(format!("timed out: over {limit_s} s"));
+    }
+    Ok((counts, t.elapsed().as_secs_f64()))
+}

@@ -1,0 +1,689 @@
+//! The GPU-side cache of hot neighbour lists (GCSM Sec. V-B, Fig. 6) and the
+//! policies that choose what goes in it.
+//!
+//! **Layout (DCSR, one allocation).** For `k` cached vertices the pack is one
+//! `u32` array: `rowidx[k]` (sorted vertex ids), `rowptr[2k + 1]` (per vertex
+//! the start of its list in `colidx` and the start of its appended part, or
+//! `u32::MAX` when nothing was appended; the last word is the length of
+//! `colidx`), `colidx` (the raw lists: old part with deletion marks, then the
+//! appended part) and, for edge-labelled graphs, `collab` parallel to
+//! `colidx`. It is packed in pinned host memory and sent with a single DMA
+//! copy; the kernel binary-searches `rowidx` before every list access.
+//!
+//! **Policies ([`CacheSelector`]).** `select` returns the vertices to cache,
+//! most valuable first; [`within_budget`] keeps the longest prefix that fits.
+//! * [`DegreeSelector`]: highest degree first (the paper's "Naive").
+//! * [`KHopSelector`]: every vertex within k hops of the batch (VSGM); fails
+//!   with [`GpuError::OverBudget`] when that does not fit.
+//! * [`WalkSelector`]: estimated access frequency from random walks on the
+//!   execution tree from the batch's seeds (GCSM Sec. IV, merged per seed).
+//!   A stand-in for csm-sampler's policy: plugging that in is one
+//!   `impl CacheSelector`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use csm_graph::{BatchDelta, DynamicGraph, GraphView, Nbrs, Version, VertexId};
+use csm_planner::Executor;
+use cudarc::driver::{result, CudaSlice, DevicePtr};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::device::{Gpu, PinnedBuffer};
+use crate::error::{GpuError, GpuResult};
+use crate::plan::{QueryPlans, Seed, NONE};
+
+/// Bytes one cached vertex with a list of `len` entries takes in the pack.
+pub fn entry_bytes(len: usize, edge_labelled: bool) -> usize {
+    12 + 4 * len * if edge_labelled { 2 } else { 1 }
+}
+
+fn raw_len(n: &Nbrs<'_>) -> usize {
+    n.base.len() + n.delta.len()
+}
+
+/// The longest prefix of `ranked` (duplicates skipped) whose pack fits in
+/// `budget` bytes, sorted by vertex id (the `rowidx` order).
+pub fn within_budget<G: GraphView + ?Sized>(g: &G, ranked: &[VertexId], budget: usize) -> Vec<VertexId> {
+    let el = g.edge_labelled();
+    let n = g.num_vertices();
+    let mut used = 4usize;
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for &v in ranked {
+        if v as usize >= n || !seen.insert(v) {
+            continue;
+        }
+        let b = entry_bytes(raw_len(&g.nbrs(v, Version::New)), el);
+        if used + b > budget {
+            break;
+        }
+        used += b;
+        out.push(v);
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Offsets (in words) of the pack's arrays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PackLayout {
+    pub k: usize,
+    pub rowptr: usize,
+    pub colidx: usize,
+    /// Offset of `collab` (edge-labelled graphs only).
+    pub collab: Option<usize>,
+    pub words: usize,
+}
+
+impl PackLayout {
+    fn new(k: usize, total: usize, edge_labelled: bool) -> PackLayout {
+        let rowptr = k;
+        let colidx = rowptr + 2 * k + 1;
+        let collab = edge_labelled.then_some(colidx + total);
+        let words = colidx + total * if edge_labelled { 2 } else { 1 };
+        PackLayout {
+            k,
+            rowptr,
+            colidx,
+            collab,
+            words,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SharedPtr(*mut u32);
+// SAFETY: used for writes to disjoint ranges only.
+unsafe impl Send for SharedPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SharedPtr {}
+
+impl SharedPtr {
+    /// The pointer (a method, so that closures capture the whole wrapper).
+    fn get(self) -> *mut u32 {
+        self.0
+    }
+}
+
+/// Packs `vertices` (sorted, unique) of `g` into `dst` (at least
+/// `layout.words` long) in the DCSR layout. Returns the layout.
+fn pack_into<G: GraphView + ?Sized>(g: &G, vertices: &[VertexId], dst: &mut [u32]) -> PackLayout {
+    let el = g.edge_labelled();
+    let lens: Vec<usize> = vertices
+        .par_iter()
+        .map(|&v| raw_len(&g.nbrs(v, Version::New)))
+        .collect();
+    let total: usize = lens.iter().sum();
+    let layout = PackLayout::new(vertices.len(), total, el);
+    assert!(dst.len() >= layout.words, "pack buffer too small");
+    let k = vertices.len();
+    dst[..k].copy_from_slice(vertices);
+    let mut start = 0usize;
+    let mut starts = Vec::with_capacity(k);
+    for (i, &v) in vertices.iter().enumerate() {
+        let nb = g.nbrs(v, Version::New);
+        dst[layout.rowptr + 2 * i] = start as u32;
+        dst[layout.rowptr + 2 * i + 1] = if nb.delta.is_empty() {
+            NONE
+        } else {
+            (start + nb.base.len()) as u32
+        };
+        starts.push(start);
+        start += lens[i];
+    }
+    dst[layout.rowptr + 2 * k] = total as u32;
+    let p = SharedPtr(dst.as_mut_ptr());
+    let (colidx, collab) = (layout.colidx, layout.collab);
+    vertices
+        .par_iter()
+        .zip(starts.par_iter())
+        .with_min_len(256)
+        .for_each(|(&v, &s)| {
+            let nb = g.nbrs(v, Version::New);
+            // SAFETY: [colidx + s, colidx + s + len) (and the collab range) belong to
+            // this vertex only and lie inside `dst` (checked against layout.words).
+            unsafe {
+                let q = p.get().add(colidx + s);
+                std::ptr::copy_nonoverlapping(nb.base.as_ptr(), q, nb.base.len());
+                std::ptr::copy_nonoverlapping(nb.delta.as_ptr(), q.add(nb.base.len()), nb.delta.len());
+                if let Some(cl) = collab {
+                    let q = p.get().add(cl + s);
+                    write_labels(nb.base_labels, nb.base.len(), q);
+                    write_labels(nb.delta_labels, nb.delta.len(), q.add(nb.base.len()));
+                }
+            }
+        });
+    layout
+}
+
+/// # Safety
+/// `dst` valid for `n` writes.
+unsafe fn write_labels(src: &[u32], n: usize, dst: *mut u32) {
+    if src.len() == n {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, n);
+    } else {
+        std::ptr::write_bytes(dst, 0, n);
+    }
+}
+
+/// A host-side DCSR pack (for tests and the CPU emulation of the kernel).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DcsrPack {
+    pub layout: PackLayout,
+    pub words: Vec<u32>,
+}
+
+impl DcsrPack {
+    /// Packs `vertices` (sorted, unique) of `g`.
+    pub fn build<G: GraphView + ?Sized>(g: &G, vertices: &[VertexId]) -> DcsrPack {
+        let total: usize = vertices.iter().map(|&v| raw_len(&g.nbrs(v, Version::New))).sum();
+        let layout = PackLayout::new(vertices.len(), total, g.edge_labelled());
+        let mut words = vec![0u32; layout.words];
+        pack_into(g, vertices, &mut words);
+        DcsrPack { layout, words }
+    }
+
+    pub fn rowidx(&self) -> &[u32] {
+        &self.words[..self.layout.k]
+    }
+
+    /// `(ids, labels, base)` of cached vertex `v`, as the kernel finds it.
+    pub fn lookup(&self, v: VertexId) -> Option<(&[u32], &[u32], usize)> {
+        let i = self.rowidx().binary_search(&v).ok()?;
+        let rp = &self.words[self.layout.rowptr..];
+        let (s, a, e) = (rp[2 * i] as usize, rp[2 * i + 1], rp[2 * i + 2] as usize);
+        let c = self.layout.colidx;
+        let ids = &self.words[c + s..c + e];
+        let labs = match self.layout.collab {
+            Some(cl) => &self.words[cl + s..cl + e],
+            None => &[][..],
+        };
+        let base = if a == NONE { e - s } else { a as usize - s };
+        Some((ids, labs, base))
+    }
+}
+
+/// What loading the cache did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheLoad {
+    pub vertices: usize,
+    pub bytes: usize,
+    pub pack_seconds: f64,
+    pub copy_seconds: f64,
+}
+
+/// The device copy of the DCSR pack, refilled per batch (GCSM step 3).
+pub struct DeviceCache {
+    staging: Option<PinnedBuffer<u32>>,
+    dev: Option<CudaSlice<u32>>,
+    layout: PackLayout,
+}
+
+impl Default for DeviceCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeviceCache {
+    pub fn new() -> DeviceCache {
+        DeviceCache {
+            staging: None,
+            dev: None,
+            layout: PackLayout::default(),
+        }
+    }
+
+    /// Empties the cache (every lookup misses).
+    pub fn clear(&mut self) {
+        self.layout = PackLayout::default();
+    }
+
+    /// Number of cached vertices.
+    pub fn len(&self) -> usize {
+        self.layout.k
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.k == 0
+    }
+
+    /// Bytes of the current pack.
+    pub fn bytes(&self) -> usize {
+        if self.layout.k == 0 {
+            0
+        } else {
+            self.layout.words * 4
+        }
+    }
+
+    /// Packs `vertices` (sorted, unique) of `g` in pinned memory and copies
+    /// the pack to the device with one DMA transfer.
+    pub fn load<G: GraphView + ?Sized>(&mut self, gpu: &Gpu, g: &G, vertices: &[VertexId]) -> GpuResult<CacheLoad> {
+        let t0 = Instant::now();
+        if vertices.is_empty() {
+            self.clear();
+            return Ok(CacheLoad::default());
+        }
+        let total: usize = vertices.par_iter().map(|&v| raw_len(&g.nbrs(v, Version::New))).sum();
+        if total >= u32::MAX as usize {
+            return Err(GpuError::OverBudget(format!(
+                "a cache of {total} list entries exceeds the DCSR's 32-bit offsets"
+            )));
+        }
+        let layout = PackLayout::new(vertices.len(), total, g.edge_labelled());
+        if self.staging.as_ref().map_or(true, |s| s.len() < layout.words) {
+            self.staging = None;
+            self.staging = Some(gpu.alloc_pinned(layout.words + layout.words / 4)?);
+        }
+        let staging = self.staging.as_mut().expect("allocated");
+        pack_into(g, vertices, staging.as_mut_slice());
+        let t1 = Instant::now();
+        if self.dev.as_ref().map_or(true, |d| d.len() < layout.words) {
+            self.dev = None;
+            self.dev = Some(gpu.alloc_zeros(layout.words + layout.words / 4)?);
+        }
+        let dev = self.dev.as_ref().expect("allocated");
+        let (dst, _rec) = dev.device_ptr(gpu.stream());
+        gpu.context()
+            .bind_to_thread()
+            .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
+        // SAFETY: `dst` holds at least layout.words u32; the pinned source
+        // stays alive and unmodified until the synchronisation below.
+        unsafe { result::memcpy_htod_async(dst, &staging.as_slice()[..layout.words], gpu.stream().cu_stream()) }
+            .map_err(|e| GpuError::driver("cuMemcpyHtoDAsync (DCSR pack)", e))?;
+        drop(_rec);
+        gpu.synchronize()?;
+        self.layout = layout;
+        Ok(CacheLoad {
+            vertices: layout.k,
+            bytes: layout.words * 4,
+            pack_seconds: (t1 - t0).as_secs_f64(),
+            copy_seconds: t1.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// `(rowidx, rowptr, colidx, collab, k)` device addresses for the kernel
+    /// (all 0 when empty).
+    pub fn kernel_args(&self, gpu: &Gpu) -> [u64; 5] {
+        match (&self.dev, self.layout.k) {
+            (Some(d), k) if k > 0 => {
+                let base = d.device_ptr(gpu.stream()).0;
+                let l = self.layout;
+                [
+                    base,
+                    base + 4 * l.rowptr as u64,
+                    base + 4 * l.colidx as u64,
+                    l.collab.map_or(0, |c| base + 4 * c as u64),
+                    k as u64,
+                ]
+            }
+            _ => [0; 5],
+        }
+    }
+}
+
+/// Everything a policy may look at to choose the cached vertices.
+pub struct SelectCtx<'a> {
+    /// The graph with the batch staged.
+    pub graph: &'a DynamicGraph,
+    pub query: &'a QueryPlans,
+    pub delta: &'a BatchDelta,
+    /// The kernel's seeds for this batch (the execution tree's roots).
+    pub seeds: &'a [Seed],
+    /// Cache size in bytes.
+    pub budget: usize,
+}
+
+/// A cache policy. See the module docs.
+pub trait CacheSelector: Send {
+    fn name(&self) -> &str;
+    /// The vertices to cache, most valuable first (the caller keeps the
+    /// prefix that fits the budget).
+    fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>>;
+}
+
+/// Highest degree first ("Naive", Sec. VI-A). The ranking is computed on the
+/// first call and reused (degrees change little per batch); the lengths that
+/// decide how many fit are the current ones.
+#[derive(Default)]
+pub struct DegreeSelector {
+    ranking: Vec<VertexId>,
+}
+
+impl DegreeSelector {
+    /// Ranks the vertices of `g` by degree now (otherwise the first
+    /// `select` does it).
+    pub fn prepare<G: GraphView + ?Sized>(&mut self, g: &G) {
+        let mut r: Vec<(u32, VertexId)> = (0..g.num_vertices() as VertexId)
+            .into_par_iter()
+            .map(|v| (raw_len(&g.nbrs(v, Version::New)) as u32, v))
+            .collect();
+        r.par_sort_unstable_by(|a, b| b.cmp(a));
+        self.ranking = r.into_iter().map(|(_, v)| v).collect();
+    }
+}
+
+impl CacheSelector for DegreeSelector {
+    fn name(&self) -> &str {
+        "degree"
+    }
+    fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>> {
+        let g = ctx.graph;
+        if self.ranking.is_empty() {
+            self.prepare(g);
+        }
+        // Hand back a little more than fits (the caller cuts exactly).
+        let el = g.edge_labelled();
+        let mut used = 0usize;
+        let mut out = Vec::new();
+        for &v in &self.ranking {
+            if v as usize >= g.num_vertices() {
+                continue;
+            }
+            used += entry_bytes(raw_len(&g.nbrs(v, Version::New)), el);
+            out.push(v);
+            if used > ctx.budget {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Every vertex within `k` hops of a batch endpoint, in the union of the old
+/// and new graphs (VSGM). `k = None` uses the query's read distance.
+#[derive(Default)]
+pub struct KHopSelector {
+    pub k: Option<u32>,
+}
+
+impl CacheSelector for KHopSelector {
+    fn name(&self) -> &str {
+        "khop"
+    }
+    fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>> {
+        let g = ctx.graph;
+        let k = self.k.unwrap_or(ctx.query.read_hops);
+        let el = g.edge_labelled();
+        let n = g.num_vertices();
+        let mut seen = vec![false; n];
+        let mut frontier: Vec<VertexId> = Vec::new();
+        for e in ctx.delta.inserted.iter().chain(&ctx.delta.deleted) {
+            for x in [e.u, e.v] {
+                if !seen[x as usize] {
+                    seen[x as usize] = true;
+                    frontier.push(x);
+                }
+            }
+        }
+        let mut out: Vec<VertexId> = Vec::new();
+        let mut used = 4usize;
+        let mut hop = 0;
+        loop {
+            for &v in &frontier {
+                used += entry_bytes(raw_len(&g.nbrs(v, Version::New)), el);
+            }
+            if used > ctx.budget {
+                return Err(GpuError::OverBudget(format!(
+                    "VSGM: the lists within {hop} of {k} hops of the batch take more than {used} \
+                     bytes, over the cache budget of {} bytes",
+                    ctx.budget
+                )));
+            }
+            out.extend_from_slice(&frontier);
+            if hop == k {
+                break;
+            }
+            hop += 1;
+            let mut next = Vec::new();
+            for &v in &frontier {
+                let nb = g.nbrs(v, Version::New);
+                for &w in nb.base.iter().chain(nb.delta) {
+                    let w = w & !csm_graph::view::MARK;
+                    if !seen[w as usize] {
+                        seen[w as usize] = true;
+                        next.push(w);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        Ok(out)
+    }
+}
+
+/// GCSM-style access-frequency estimate from random walks on the execution
+/// tree (Sec. IV), run as one merged execution per seed.
+///
+/// Every seed (root) starts `walks` walks. At a node reached by `B` walks
+/// with weight `w`, each list the node reads gets `B · w`; the node's
+/// children (computed with the planner's executor, i.e. the kernel's
+/// filters) share the `B` walks uniformly at random, and a child's weight is
+/// `w · |children|`. This is Knuth's path estimator: a walk reaches a node
+/// with probability `1 / Π |children|` along its path, so every read is
+/// counted with its inverse probability and the sums are unbiased estimates
+/// of the access counts (times `walks`). Unlike the paper's `1/D` stopping
+/// rule (Sec. IV-A), walks never stop early, so the cost per seed is at most
+/// `walks · (depth - 2)` candidate computations however skewed the degrees
+/// are; with `D` in the hundreds of thousands (R-MAT hubs) the paper's walks
+/// almost never get past the first level. Vertices are ranked by estimate.
+///
+/// A stand-in for csm-sampler's policy (plug that in through
+/// [`CacheSelector`]).
+pub struct WalkSelector {
+    /// Walks per seed.
+    pub walks: u64,
+    pub seed: u64,
+    batch: u64,
+}
+
+impl Default for WalkSelector {
+    fn default() -> Self {
+        WalkSelector {
+            walks: 16,
+            seed: 0x6c73_6d63,
+            batch: 0,
+        }
+    }
+}
+
+impl WalkSelector {
+    /// A selector starting `walks` walks per seed.
+    pub fn with_walks(walks: u64) -> Self {
+        WalkSelector {
+            walks: walks.max(1),
+            ..Self::default()
+        }
+    }
+}
+
+struct Walker<'a, G: GraphView + ?Sized> {
+    g: &'a G,
+    plan: &'a csm_planner::Plan,
+    ex: Executor,
+    rng: ChaCha8Rng,
+    acc: HashMap<VertexId, f64>,
+    bufs: Vec<Vec<VertexId>>,
+}
+
+impl<G: GraphView + ?Sized> Walker<'_, G> {
+    fn walk(&mut self, emb: &mut [VertexId; crate::plan::MAXQ], d: usize, b: u64, w: f64) {
+        let level = &self.plan.levels[d];
+        let inc = b as f64 * w;
+        for r in &level.reads {
+            *self.acc.entry(emb[r.pos as usize]).or_insert(0.0) += inc;
+        }
+        if d + 1 >= self.plan.depth() {
+            return; // the children are leaves: they read nothing
+        }
+        let mut buf = std::mem::take(&mut self.bufs[d]);
+        self.ex.candidates(self.g, self.plan, &emb[..d], &mut buf);
+        let k = buf.len();
+        if k > 0 {
+            // Share the b walks uniformly among the k children: b / k each,
+            // and the remainder to uniformly drawn children.
+            let each = b / k as u64;
+            let mut picks: Vec<u32> = (0..b % k as u64).map(|_| self.rng.random_range(0..k as u32)).collect();
+            picks.sort_unstable();
+            let mut shares: Vec<(usize, u64)> = Vec::new();
+            if each > 0 {
+                shares.extend((0..k).map(|i| (i, each)));
+                for &i in &picks {
+                    shares[i as usize].1 += 1;
+                }
+            } else {
+                for &i in &picks {
+                    match shares.last_mut() {
+                        Some((j, n)) if *j == i as usize => *n += 1,
+                        _ => shares.push((i as usize, 1)),
+                    }
+                }
+            }
+            let cw = w * k as f64;
+            for (i, n) in shares {
+                emb[d] = buf[i];
+                self.walk(emb, d + 1, n, cw);
+            }
+        }
+        self.bufs[d] = buf;
+    }
+}
+
+impl CacheSelector for WalkSelector {
+    fn name(&self) -> &str {
+        "walk"
+    }
+    fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>> {
+        let g = ctx.graph;
+        let roots = ctx.seeds;
+        if roots.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.batch += 1;
+        let seed = self.seed ^ self.batch.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let walks = self.walks.max(1);
+        let plans = &ctx.query.plans;
+        let acc: HashMap<VertexId, f64> = roots
+            .par_chunks(16)
+            .enumerate()
+            .map(|(ci, chunk)| {
+                let mut acc: HashMap<VertexId, f64> = HashMap::new();
+                let mut ex = Executor::new();
+                let mut bufs = vec![Vec::new(); crate::plan::MAXQ];
+                for (j, s) in chunk.iter().enumerate() {
+                    let plan = &plans[s.plan as usize].plan;
+                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                    rng.set_stream((ci * 16 + j) as u64);
+                    let mut wk = Walker {
+                        g,
+                        plan,
+                        ex,
+                        rng,
+                        acc,
+                        bufs,
+                    };
+                    let mut emb = [0 as VertexId; crate::plan::MAXQ];
+                    emb[0] = s.x;
+                    emb[1] = s.y;
+                    if plan.depth() > 2 {
+                        wk.walk(&mut emb, 2, walks, f64::from(s.weight.max(1)));
+                    }
+                    acc = wk.acc;
+                    ex = wk.ex;
+                    bufs = wk.bufs;
+                }
+                acc
+            })
+            .reduce(HashMap::new, |mut a, mut b| {
+                if a.len() < b.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                for (k, v) in b {
+                    *a.entry(k).or_insert(0.0) += v;
+                }
+                a
+            });
+        let mut ranked: Vec<(VertexId, f64)> = acc.into_iter().collect();
+        ranked.par_sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(ranked.into_iter().map(|(v, _)| v).collect())
+    }
+}
+
+/// csm-sampler's cache policies ([`csm_sampler::CachePolicy`]) as a
+/// [`CacheSelector`]: the plug for the sampler crate.
+pub struct SamplerSelector {
+    name: String,
+    kind: SamplerKind,
+    batch: u64,
+}
+
+enum SamplerKind {
+    /// Any policy, as is.
+    Policy(Box<dyn csm_sampler::CachePolicy>),
+    /// The sampled (GCSM) policy with `walks_per_root` walks per root of
+    /// each batch's execution tree (`None`: the policy's own rule).
+    Sampled {
+        policy: csm_sampler::SampledPolicy,
+        walks_per_root: Option<u64>,
+    },
+}
+
+impl SamplerSelector {
+    /// Wraps any csm-sampler policy.
+    pub fn policy(policy: Box<dyn csm_sampler::CachePolicy>) -> SamplerSelector {
+        SamplerSelector {
+            name: format!("sampler:{}", policy.name()),
+            kind: SamplerKind::Policy(policy),
+            batch: 0,
+        }
+    }
+
+    /// csm-sampler's GCSM policy (merged walks of Sec. IV-B, parallel):
+    /// `walks_per_root = Some(k)` draws `k` walks per execution-tree root,
+    /// `None` the paper's `|ΔE| D^(n-2) / 32^n`.
+    pub fn sampled(walks_per_root: Option<u64>) -> SamplerSelector {
+        let mut policy = csm_sampler::SampledPolicy::default();
+        policy.walk.parallel = true;
+        SamplerSelector {
+            name: "sampler:sampled".into(),
+            kind: SamplerKind::Sampled { policy, walks_per_root },
+            batch: 0,
+        }
+    }
+}
+
+impl CacheSelector for SamplerSelector {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>> {
+        self.batch += 1;
+        let sctx = csm_sampler::SelectionContext {
+            graph: ctx.graph,
+            delta: ctx.delta,
+            plans: &ctx.query.plans,
+            budget_bytes: ctx.budget,
+            seed: self.batch,
+        };
+        let report = match &self.kind {
+            SamplerKind::Policy(p) => p.select_report(&sctx),
+            SamplerKind::Sampled { policy, walks_per_root } => {
+                let mut p = *policy;
+                if let Some(k) = walks_per_root {
+                    let roots = sctx.tree().num_roots() as u64;
+                    p.rule = csm_sampler::WalkRule::Fixed(k.saturating_mul(roots.max(1)));
+                }
+                csm_sampler::CachePolicy::select_report(&p, &sctx)
+            }
+        };
+        report
+            .map(|s| s.vertices)
+            .map_err(|e| GpuError::OverBudget(e.to_string()))
+    }
+}

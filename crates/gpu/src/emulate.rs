@@ -1,0 +1,204 @@
+//! A sequential CPU model of `kernels/match.cu` over the same inputs: the
+//! encoded plans, the seeds, the raw lists (old part with marks, appended
+//! part) and an optional DCSR pack. It reads the plan words and the pack
+//! exactly as the kernel does, so tests without a GPU check the encoding,
+//! the DCSR layout and the kernel's list semantics against the CPU engine.
+
+use csm_graph::{GraphView, Version, VertexId};
+
+use crate::cache::DcsrPack;
+use crate::plan::{Task, LEVEL_WORDS, L_CONFS, L_ELABELS, L_READS, NONE, PLAN_HEADER, PLAN_WORDS};
+
+const MARK: u32 = csm_graph::view::MARK;
+const VOLD: u32 = 0;
+const VNEW: u32 = 2;
+
+struct List {
+    ids: Vec<u32>,
+    labs: Vec<u32>,
+    base: usize,
+    len: usize,
+    ver: u32,
+    elabel: u32,
+    dom: usize,
+}
+
+impl List {
+    fn member(&self, x: u32) -> bool {
+        let old = &self.ids[..self.base];
+        let i = old.partition_point(|&e| e & !MARK < x);
+        if i < self.base {
+            let e = old[i];
+            if e & !MARK == x && (e & MARK == 0 || self.ver == VOLD) {
+                return self.elabel == NONE || self.labs[i] == self.elabel;
+            }
+        }
+        if self.ver == VNEW && self.len > self.base {
+            let app = &self.ids[self.base..self.len];
+            let j = app.partition_point(|&e| e < x);
+            if j < app.len() && app[j] == x {
+                return self.elabel == NONE || self.labs[self.base + j] == self.elabel;
+            }
+        }
+        false
+    }
+
+    fn element(&self, i: usize) -> Option<u32> {
+        let e = self.ids[i];
+        let (ok, c) = if i < self.base {
+            (e & MARK == 0 || self.ver == VOLD, e & !MARK)
+        } else {
+            (true, e)
+        };
+        (ok && (self.elabel == NONE || self.labs[i] == self.elabel)).then_some(c)
+    }
+}
+
+/// The kernel's counts `(positive, negative)` computed on the CPU.
+/// `seeds = None` means every vertex with plan 0 (static mode); otherwise
+/// `seeds` are kernel tasks.
+pub fn emulate<G: GraphView + ?Sized>(
+    g: &G,
+    cache: Option<&DcsrPack>,
+    plans: &[u32],
+    seeds: Option<&[Task]>,
+    chunk: usize,
+) -> (u64, u64) {
+    let implicit = seeds.is_none();
+    let all: Vec<Task>;
+    let seeds = match seeds {
+        Some(s) => s,
+        None => {
+            all = (0..g.num_vertices() as VertexId)
+                .map(|x| Task {
+                    plan: 0,
+                    weight: 1,
+                    lo: 0,
+                    hi: NONE,
+                    start: plans[1],
+                    prefix: [x, 0, 0, 0],
+                })
+                .collect();
+            &all
+        }
+    };
+    let mut out = (0u64, 0u64);
+    for s in seeds {
+        let p = &plans[s.plan as usize * PLAN_WORDS..(s.plan as usize + 1) * PLAN_WORDS];
+        let (depth, start, sign, checkl) = (p[0] as usize, s.start as usize, p[2], p[3] != 0);
+        if implicit && g.labels()[s.prefix[0] as usize] != p[PLAN_HEADER] {
+            continue;
+        }
+        let mut emb = [0u32; crate::plan::MAXQ];
+        emb[..4].copy_from_slice(&s.prefix);
+        let n = if start >= depth {
+            1
+        } else {
+            level(
+                g,
+                cache,
+                p,
+                start,
+                depth,
+                checkl,
+                &mut emb,
+                chunk,
+                (s.lo as usize, s.hi as usize),
+            )
+        };
+        let n = n * u64::from(s.weight);
+        if sign == 0 {
+            out.0 += n;
+        } else {
+            out.1 += n;
+        }
+    }
+    out
+}
+
+fn resolve<G: GraphView + ?Sized>(g: &G, cache: Option<&DcsrPack>, v: VertexId, ver: u32, elabel: u32) -> List {
+    let (ids, labs, base) = match cache.and_then(|c| c.lookup(v)) {
+        Some((ids, labs, base)) => (ids.to_vec(), labs.to_vec(), base),
+        None => {
+            let nb = g.nbrs(v, Version::New);
+            let mut ids = nb.base.to_vec();
+            ids.extend_from_slice(nb.delta);
+            let mut labs = nb.base_labels.to_vec();
+            labs.extend_from_slice(nb.delta_labels);
+            if labs.len() != ids.len() {
+                labs = vec![0; ids.len()];
+            }
+            (ids, labs, nb.base.len())
+        }
+    };
+    let len = ids.len();
+    List {
+        ids,
+        labs,
+        base,
+        len,
+        ver,
+        elabel,
+        dom: if ver == VNEW { len } else { base },
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn level<G: GraphView + ?Sized>(
+    g: &G,
+    cache: Option<&DcsrPack>,
+    p: &[u32],
+    d: usize,
+    depth: usize,
+    checkl: bool,
+    emb: &mut [u32; crate::plan::MAXQ],
+    chunk: usize,
+    slice: (usize, usize),
+) -> u64 {
+    let lv = &p[PLAN_HEADER + d * LEVEL_WORDS..PLAN_HEADER + (d + 1) * LEVEL_WORDS];
+    let nr = lv[1] as usize;
+    let lists: Vec<List> = (0..nr)
+        .map(|k| {
+            let rd = lv[L_READS + k];
+            resolve(g, cache, emb[(rd & 0xff) as usize], rd >> 8, lv[L_ELABELS + k])
+        })
+        .collect();
+    let mut sm = 0;
+    for k in 0..nr {
+        if lists[k].dom < lists[sm].dom {
+            sm = k;
+        }
+    }
+    let labels = g.labels();
+    let accept = |c: u32, emb: &[u32; crate::plan::MAXQ]| -> bool {
+        if checkl && labels[c as usize] != lv[0] {
+            return false;
+        }
+        if (0..lv[2] as usize).any(|j| emb[lv[L_CONFS + j] as usize] == c) {
+            return false;
+        }
+        (0..nr).all(|k| k == sm || lists[k].member(c))
+    };
+    let s = &lists[sm];
+    let dom = s.dom.min(slice.1);
+    let first = slice.0.min(dom);
+    if d + 1 == depth {
+        return (first..dom)
+            .filter(|&i| s.element(i).is_some_and(|c| accept(c, emb)))
+            .count() as u64;
+    }
+    let mut total = 0;
+    let mut pos = first;
+    while pos < dom {
+        let end = (pos + chunk).min(dom);
+        let cands: Vec<u32> = (pos..end)
+            .filter_map(|i| s.element(i).filter(|&c| accept(c, emb)))
+            .collect();
+        for c in cands {
+            emb[d] = c;
+            total += level(g, cache, p, d + 1, depth, checkl, emb, chunk, (0, usize::MAX));
+        }
+        pos = end;
+    }
+    total
+}

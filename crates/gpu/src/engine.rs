@@ -1,0 +1,451 @@
+//! [`GpuEngine`]: continuous (and static) subgraph matching on the GPU, in
+//! the five variants GCSM Sec. VI compares.
+//!
+//! | variant | lists live in | device cache per batch |
+//! |---|---|---|
+//! | [`Variant::Zp`] | pinned host memory (zero-copy) | none |
+//! | [`Variant::Um`] | managed memory | none |
+//! | [`Variant::Vsgm`] | pinned host memory | every list within k hops of the batch (must fit) |
+//! | [`Variant::Naive`] | pinned host memory | highest-degree lists within the budget |
+//! | [`Variant::Gcsm`] | pinned host memory | highest estimated access frequency within the budget |
+//!
+//! Per batch ([`ContinuousMatcher::process`]): stage the batch on the host
+//! graph (and mirror the touched lists, Sec. V-A steps 1-3), estimate the
+//! frequent vertices ("fe"), pack and copy their lists ("dc", Sec. V-B), run
+//! the kernel (Sec. V-C), then commit (step 4) and mirror again.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
+use csm_planner::{static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
+use serde_json::{json, Map, Value};
+
+use crate::cache::{within_budget, CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SelectCtx, WalkSelector};
+use crate::device::Gpu;
+use crate::error::{GpuError, GpuResult};
+use crate::host_graph::{HostGraph, HostMemory};
+use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
+use crate::plan::{encode_plan, QueryPlans};
+
+/// The GPU variants of GCSM Sec. VI-A (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Zero-copy only.
+    Zp,
+    /// Unified (managed) memory.
+    Um,
+    /// k-hop cache; `k = None` takes the query's read distance.
+    Vsgm { k: Option<u32> },
+    /// Degree-based cache.
+    Naive,
+    /// Sampling-based cache (GCSM).
+    Gcsm,
+}
+
+impl Variant {
+    /// Every variant, in the paper's order (VSGM with the query's k).
+    pub const ALL: [Variant; 5] = [
+        Variant::Um,
+        Variant::Zp,
+        Variant::Vsgm { k: None },
+        Variant::Naive,
+        Variant::Gcsm,
+    ];
+
+    /// Short name: `zp`, `um`, `vsgm`, `naive`, `gcsm`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Variant::Zp => "zp",
+            Variant::Um => "um",
+            Variant::Vsgm { .. } => "vsgm",
+            Variant::Naive => "naive",
+            Variant::Gcsm => "gcsm",
+        }
+    }
+
+    /// Parses `zp`, `um`, `vsgm`, `vsgm:K`, `naive`, `gcsm`.
+    pub fn parse(s: &str) -> Option<Variant> {
+        let s = s.trim().to_ascii_lowercase();
+        Some(match s.as_str() {
+            "zp" | "zero-copy" => Variant::Zp,
+            "um" | "unified" => Variant::Um,
+            "vsgm" => Variant::Vsgm { k: None },
+            "naive" | "degree" => Variant::Naive,
+            "gcsm" => Variant::Gcsm,
+            _ => {
+                let k = s.strip_prefix("vsgm:")?.parse().ok()?;
+                Variant::Vsgm { k: Some(k) }
+            }
+        })
+    }
+
+    /// Where the variant keeps the graph's lists.
+    pub fn memory(&self) -> HostMemory {
+        match self {
+            Variant::Um => HostMemory::Managed,
+            _ => HostMemory::Pinned,
+        }
+    }
+
+    /// The variant's cache policy (None: no cache).
+    pub fn selector(&self) -> Option<Box<dyn CacheSelector>> {
+        match *self {
+            Variant::Zp | Variant::Um => None,
+            Variant::Vsgm { k } => Some(Box::new(KHopSelector { k })),
+            Variant::Naive => Some(Box::new(DegreeSelector::default())),
+            Variant::Gcsm => Some(Box::new(WalkSelector::default())),
+        }
+    }
+}
+
+/// Size of the device cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Budget {
+    /// A fixed number of bytes.
+    Bytes(usize),
+    /// A fraction of the graph's list bytes (GCSM caches a small fraction;
+    /// the default is 5%).
+    Fraction(f64),
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::Fraction(0.05)
+    }
+}
+
+impl Budget {
+    /// Bytes for a graph whose lists take `graph_bytes`.
+    pub fn resolve(&self, graph_bytes: usize) -> usize {
+        match *self {
+            Budget::Bytes(b) => b,
+            Budget::Fraction(f) => (graph_bytes as f64 * f.max(0.0)) as usize,
+        }
+    }
+}
+
+/// The figures of one staged batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StagedRun {
+    pub positive: u64,
+    pub negative: u64,
+    /// Choosing the cached vertices (frequency estimation for GCSM).
+    pub fe_seconds: f64,
+    /// Packing the DCSR and copying it to the device.
+    pub dc_seconds: f64,
+    /// The kernel (GPU events).
+    pub kernel_seconds: f64,
+    /// Cutting the seeds into kernel tasks on the host.
+    pub split_seconds: f64,
+    /// Seeds (execution-tree roots) of the batch.
+    pub roots: usize,
+    /// Kernel tasks.
+    pub tasks: usize,
+    /// Wall time of the whole matching step (seeds, fe, dc, uploads, kernel).
+    pub seconds: f64,
+    pub cache_vertices: usize,
+    pub cache_bytes: usize,
+    pub kernel: KernelStats,
+}
+
+/// Runs one staged batch: seeds, cache selection and load, kernel. `g` must
+/// have the batch staged and `host` must mirror it.
+pub fn run_staged(
+    matcher: &mut DeviceMatcher,
+    cache: &mut DeviceCache,
+    selector: Option<&mut dyn CacheSelector>,
+    g: &DynamicGraph,
+    host: &HostGraph,
+    plans: &QueryPlans,
+    budget: usize,
+) -> GpuResult<StagedRun> {
+    let t0 = Instant::now();
+    let empty = csm_graph::BatchDelta::default();
+    let delta = g.pending_delta().unwrap_or(&empty);
+    let seeds = plans.seeds(g, delta);
+    let mut run = StagedRun::default();
+    match selector {
+        Some(sel) if !seeds.is_empty() => {
+            let t = Instant::now();
+            let ranked = sel.select(&SelectCtx {
+                graph: g,
+                query: plans,
+                delta,
+                seeds: &seeds,
+                budget,
+            })?;
+            let chosen = within_budget(g, &ranked, budget);
+            run.fe_seconds = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let load = cache.load(matcher.gpu(), g, &chosen)?;
+            run.dc_seconds = t.elapsed().as_secs_f64();
+            run.cache_vertices = load.vertices;
+            run.cache_bytes = load.bytes;
+        }
+        _ => cache.clear(),
+    }
+    let t_split = Instant::now();
+    let tasks = plans.tasks(g, &seeds, &matcher.config().tasks);
+    run.split_seconds = t_split.elapsed().as_secs_f64();
+    let cache_ref = (!cache.is_empty()).then_some(&*cache);
+    let k = matcher.run(host, cache_ref, &plans.encoded, Seeds::Explicit(&tasks))?;
+    if k.aborted {
+        return Err(GpuError::TimedOut(format!(
+            "the matching kernel hit its time limit of {:?} ({} tasks)",
+            matcher.config().time_limit.unwrap_or_default(),
+            tasks.len()
+        )));
+    }
+    run.tasks = tasks.len();
+    run.roots = seeds.len();
+    run.positive = k.positive;
+    run.negative = k.negative;
+    run.kernel_seconds = k.kernel_seconds;
+    run.kernel = k;
+    run.seconds = t0.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+/// Vertices whose mirror a staged batch changes: touched lists plus added
+/// and removed vertices.
+pub fn changed_vertices(g: &DynamicGraph) -> Vec<VertexId> {
+    let mut v = g.touched().to_vec();
+    if let Some(d) = g.pending_delta() {
+        v.extend(d.added_vertices.iter().map(|&(x, _)| x));
+        v.extend_from_slice(&d.removed_vertices);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+struct State {
+    graph: DynamicGraph,
+    host: HostGraph,
+    plans: QueryPlans,
+    budget: usize,
+}
+
+struct Inner {
+    matcher: DeviceMatcher,
+    cache: DeviceCache,
+    selector: Option<Box<dyn CacheSelector>>,
+    state: Option<State>,
+}
+
+/// A GPU matcher of one [`Variant`] (see the module docs).
+pub struct GpuEngine {
+    name: String,
+    variant: Variant,
+    budget: Budget,
+    order: Arc<dyn OrderStrategy>,
+    symmetry: bool,
+    gpu: Arc<Gpu>,
+    inner: Mutex<Inner>,
+}
+
+fn gpu_err(e: GpuError) -> EngineError {
+    EngineError::Other(format!("gpu: {e}"))
+}
+
+impl GpuEngine {
+    /// Opens device 0 and compiles the kernel. Without a usable GPU this
+    /// returns [`GpuError::NoDriver`] / [`GpuError::NoDevice`] (or
+    /// [`GpuError::NoNvrtc`]), never panics.
+    pub fn new(variant: Variant, budget: Budget, order: Arc<dyn OrderStrategy>) -> GpuResult<GpuEngine> {
+        Self::with_config(variant, budget, order, MatcherConfig::default())
+    }
+
+    /// [`GpuEngine::new`] with explicit kernel launch settings.
+    pub fn with_config(
+        variant: Variant,
+        budget: Budget,
+        order: Arc<dyn OrderStrategy>,
+        config: MatcherConfig,
+    ) -> GpuResult<GpuEngine> {
+        let gpu = Arc::new(Gpu::open(0)?);
+        let matcher = DeviceMatcher::new(gpu.clone(), config)?;
+        Ok(GpuEngine {
+            name: format!("gpu-{}", variant.name()),
+            variant,
+            budget,
+            order,
+            symmetry: true,
+            gpu,
+            inner: Mutex::new(Inner {
+                matcher,
+                cache: DeviceCache::new(),
+                selector: variant.selector(),
+                state: None,
+            }),
+        })
+    }
+
+    /// Replaces the variant's cache policy (e.g. csm-sampler's for GCSM).
+    pub fn with_selector(self, selector: Box<dyn CacheSelector>) -> Self {
+        self.lock().selector = Some(selector);
+        self
+    }
+
+    /// Turns the single-edge symmetry shortcut off.
+    pub fn without_symmetry(mut self) -> Self {
+        self.symmetry = false;
+        self
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers `q` on an already built graph (skips the edge-list build).
+    pub fn init_graph(&mut self, graph: DynamicGraph, q: &QueryGraph) -> Result<(), EngineError> {
+        let stats = GraphStats::of(&graph);
+        let plans =
+            QueryPlans::new(q, self.order.as_ref(), &stats, self.symmetry).map_err(|e| EngineError::Unsupported {
+                engine: self.name.clone(),
+                reason: e.to_string(),
+            })?;
+        let host = HostGraph::build(self.gpu.clone(), &graph, self.variant.memory(), true).map_err(gpu_err)?;
+        let budget = self.budget.resolve(host.graph_bytes());
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        inner.state = Some(State {
+            graph,
+            host,
+            plans,
+            budget,
+        });
+        Ok(())
+    }
+
+    /// The registered graph (after `init`).
+    pub fn with_graph<R>(&self, f: impl FnOnce(Option<&DynamicGraph>) -> R) -> R {
+        let inner = self.lock();
+        f(inner.state.as_ref().map(|s| &s.graph))
+    }
+}
+
+impl ContinuousMatcher for GpuEngine {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
+        let dg = DynamicGraph::from_data(g)?;
+        self.init_graph(dg, q)
+    }
+
+    fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let name = self.name.clone();
+        let variant = self.variant;
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        let Inner {
+            matcher,
+            cache,
+            selector,
+            state,
+        } = inner;
+        let st = state
+            .as_mut()
+            .ok_or_else(|| EngineError::NotInitialised(name.clone()))?;
+        let t0 = Instant::now();
+        let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
+        let changed = changed_vertices(&st.graph);
+        let t_sync = Instant::now();
+        if let Err(e) = st.host.sync(&st.graph, &changed) {
+            st.graph.abort();
+            let _ = st.host.sync(&st.graph, &changed);
+            return Err(gpu_err(e));
+        }
+        let sync1 = t_sync.elapsed().as_secs_f64();
+        let staged = t0.elapsed().as_secs_f64();
+        let sel: Option<&mut dyn CacheSelector> = match selector {
+            Some(s) => Some(s.as_mut()),
+            None => None,
+        };
+        let run = match run_staged(matcher, cache, sel, &st.graph, &st.host, &st.plans, st.budget) {
+            Ok(r) => r,
+            Err(e) => {
+                st.graph.abort();
+                let _ = st.host.sync(&st.graph, &changed);
+                return Err(gpu_err(e));
+            }
+        };
+        let t2 = Instant::now();
+        st.graph.commit();
+        let t_sync = Instant::now();
+        st.host.sync(&st.graph, &changed).map_err(gpu_err)?;
+        let sync2 = t_sync.elapsed().as_secs_f64();
+        let mut extra: Map<String, Value> = Map::new();
+        extra.insert("variant".into(), json!(variant.name()));
+        extra.insert("fe_seconds".into(), json!(run.fe_seconds));
+        extra.insert("dc_seconds".into(), json!(run.dc_seconds));
+        extra.insert("kernel_seconds".into(), json!(run.kernel_seconds));
+        extra.insert("host_bytes".into(), json!(run.kernel.host_bytes));
+        extra.insert("host_bytes_kind".into(), json!("counted"));
+        extra.insert("cache_vertices".into(), json!(run.cache_vertices));
+        extra.insert("cache_bytes".into(), json!(run.cache_bytes));
+        extra.insert("sync_seconds".into(), json!(sync1 + sync2));
+        extra.insert("seeds".into(), json!(run.roots));
+        extra.insert("nodes".into(), json!(run.kernel.nodes));
+        extra.insert("tasks".into(), json!(run.tasks));
+        extra.insert("split_seconds".into(), json!(run.split_seconds));
+        Ok(BatchResult {
+            positive: run.positive,
+            negative: run.negative,
+            seconds: run.seconds,
+            update_seconds: staged + t2.elapsed().as_secs_f64(),
+            skipped,
+            extra,
+        })
+    }
+}
+
+impl StaticMatcher for GpuEngine {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Full matching: the CSR snapshot is uploaded to device memory when it
+    /// fits in half the free memory (zero-copy for ZP, managed for UM, and
+    /// pinned when it does not fit), and one warp starts per vertex.
+    fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        let stats = GraphStats::of(g);
+        let plan = static_plan(q, self.order.as_ref(), &stats, Version::New);
+        let mut words = Vec::new();
+        encode_plan(&plan, 1, Sign::Positive, &mut words).map_err(|e| EngineError::Unsupported {
+            engine: self.name.clone(),
+            reason: e.to_string(),
+        })?;
+        let memory = match self.variant {
+            Variant::Zp => HostMemory::Pinned,
+            Variant::Um => HostMemory::Managed,
+            _ => {
+                let bytes = g.memory_bytes() * 2;
+                let free = self.gpu.mem_info().map_err(gpu_err)?.free;
+                if bytes < free / 2 {
+                    HostMemory::Device
+                } else {
+                    HostMemory::Pinned
+                }
+            }
+        };
+        let host = HostGraph::build(self.gpu.clone(), g, memory, false).map_err(gpu_err)?;
+        let mut inner = self.lock();
+        let k = inner
+            .matcher
+            .run(&host, None, &words, Seeds::AllVertices(g.num_vertices() as u64))
+            .map_err(gpu_err)?;
+        Ok(k.positive)
+    }
+}

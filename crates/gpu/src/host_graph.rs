@@ -1,0 +1,566 @@
+//! The host graph of GCSM Sec. V-A: every vertex's neighbour list in memory
+//! the GPU can read in place, plus a device-resident vertex table.
+//!
+//! Lists live in *chunks*: pinned, device-mapped host memory
+//! ([`HostMemory::Pinned`], zero-copy, GCSM / ZP), managed memory
+//! ([`HostMemory::Managed`], the UM baseline) or plain device memory
+//! ([`HostMemory::Device`], static matching of a graph that fits). Each vertex
+//! owns a slot with headroom: its raw list as the [`DynamicGraph`] stages it
+//! (old part with deleted entries marked, then the appended part, Fig. 5)
+//! and, for edge-labelled graphs, the parallel edge labels right after the
+//! slot's capacity.
+//!
+//! The device vertex table holds one [`VEntry`] per vertex: the device
+//! address of the list (GCSM's `pDevice`), of its labels, the old-part length
+//! and the total length; a second device array holds the vertex labels.
+//! After [`DynamicGraph::stage`] and again after [`DynamicGraph::commit`],
+//! [`HostGraph::sync`] copies the touched vertices' lists (relocating a list
+//! that outgrew its slot to a fresh slot with doubled capacity), adds new
+//! vertices, and scatters the changed table entries and labels to the device.
+
+use std::sync::Arc;
+
+use csm_graph::{GraphView, Label, Nbrs, VertexId, ABSENT};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use rayon::prelude::*;
+
+use crate::device::{Gpu, ManagedBuffer, PinnedBuffer};
+use crate::error::{GpuError, GpuResult};
+use crate::nvrtc::{kernel, MATCH_CU};
+
+/// One vertex-table entry (`struct VEntry` of `kernels/match.cu`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VEntry {
+    /// Device address of the raw list (0 when the list is empty and unplaced).
+    pub ids: u64,
+    /// Device address of the edge labels (0 without edge labels).
+    pub labs: u64,
+    /// Length of the old part (entries may carry the deletion mark).
+    pub base: u32,
+    /// Old part plus appended part.
+    pub len: u32,
+}
+
+// SAFETY: plain old data with the kernel's layout (two u64, two u32).
+unsafe impl DeviceRepr for VEntry {}
+// SAFETY: all-zero is a valid (empty) entry.
+unsafe impl ValidAsZeroBits for VEntry {}
+
+/// Where the neighbour lists live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HostMemory {
+    /// Pinned, device-mapped host memory read by zero-copy (GCSM, ZP).
+    Pinned,
+    /// Managed memory migrated in pages on demand (UM).
+    Managed,
+    /// Device memory (a graph that fits on the GPU; no per-access transfers).
+    Device,
+}
+
+impl HostMemory {
+    /// Whether kernel reads of these lists cross the interconnect (and are
+    /// counted as host bytes).
+    pub fn is_host(self) -> bool {
+        !matches!(self, HostMemory::Device)
+    }
+}
+
+enum Chunk {
+    Pinned(PinnedBuffer<u32>),
+    Managed(ManagedBuffer<u32>),
+    Device(CudaSlice<u32>),
+}
+
+impl Chunk {
+    fn len(&self) -> usize {
+        match self {
+            Chunk::Pinned(b) => b.len(),
+            Chunk::Managed(b) => b.len(),
+            Chunk::Device(b) => b.len(),
+        }
+    }
+
+    fn device_ptr(&self, gpu: &Gpu) -> u64 {
+        match self {
+            Chunk::Pinned(b) => b.device_ptr(),
+            Chunk::Managed(b) => b.device_ptr(),
+            Chunk::Device(b) => b.device_ptr(gpu.stream()).0,
+        }
+    }
+
+    /// Host-writable view (pinned and managed chunks).
+    fn host_mut(&mut self) -> Option<&mut [u32]> {
+        match self {
+            Chunk::Pinned(b) => Some(b.as_mut_slice()),
+            Chunk::Managed(b) => Some(b.as_mut_slice()),
+            Chunk::Device(_) => None,
+        }
+    }
+
+    fn write(&mut self, gpu: &Gpu, off: usize, data: &[u32]) -> GpuResult<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Chunk::Device(b) => {
+                let mut view = b.slice_mut(off..off + data.len());
+                gpu.stream()
+                    .memcpy_htod(data, &mut view)
+                    .map_err(|e| GpuError::driver("cuMemcpyHtoD (list)", e))
+            }
+            other => {
+                let h = other.host_mut().expect("host chunk");
+                h[off..off + data.len()].copy_from_slice(data);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    chunk: u32,
+    off: u64,
+    cap: u32,
+}
+
+/// Counters of what [`HostGraph::sync`] did (cumulative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncStats {
+    /// Lists rewritten.
+    pub lists: u64,
+    /// Lists moved to a larger slot.
+    pub relocations: u64,
+    /// Vertex slots added after the initial build.
+    pub new_vertices: u64,
+    /// Table entries scattered to the device.
+    pub entries_uploaded: u64,
+}
+
+/// Minimum words of a chunk allocated for relocated lists (64 MiB).
+const TAIL_CHUNK_WORDS: usize = 16 << 20;
+
+/// See the module docs.
+pub struct HostGraph {
+    gpu: Arc<Gpu>,
+    memory: HostMemory,
+    edge_labelled: bool,
+    chunks: Vec<Chunk>,
+    /// Words used in the last chunk.
+    tail_used: usize,
+    slots: Vec<Slot>,
+    entries: Vec<VEntry>,
+    labels: Vec<Label>,
+    d_table: CudaSlice<VEntry>,
+    d_labels: CudaSlice<u32>,
+    scatter_entries: CudaFunction,
+    scatter_u32: CudaFunction,
+    /// Σ list lengths at the last sync (entries, both parts).
+    list_words: usize,
+    pub stats: SyncStats,
+}
+
+/// Raw pointer that may be shared by the threads filling disjoint ranges.
+#[derive(Clone, Copy)]
+struct SharedPtr(*mut u32);
+// SAFETY: only used for writes to disjoint ranges (see `build`).
+unsafe impl Send for SharedPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SharedPtr {}
+
+impl SharedPtr {
+    /// The pointer (a method, so that closures capture the whole wrapper).
+    fn get(self) -> *mut u32 {
+        self.0
+    }
+}
+
+fn raw_len(n: &Nbrs<'_>) -> usize {
+    n.base.len() + n.delta.len()
+}
+
+/// Capacity for a list of `len` entries: headroom for appends.
+fn with_headroom(len: usize) -> usize {
+    len + len / 8 + 2
+}
+
+impl HostGraph {
+    /// Copies every list of `g` (raw, as [`GraphView::nbrs`] at
+    /// [`csm_graph::Version::New`] exposes it) into `memory` and uploads the
+    /// vertex table. `headroom` reserves room for appends (dynamic graphs).
+    pub fn build<G: GraphView + ?Sized>(
+        gpu: Arc<Gpu>,
+        g: &G,
+        memory: HostMemory,
+        headroom: bool,
+    ) -> GpuResult<HostGraph> {
+        let n = g.num_vertices();
+        let edge_labelled = g.edge_labelled();
+        let factor = if edge_labelled { 2 } else { 1 };
+        let caps: Vec<u32> = (0..n as VertexId)
+            .into_par_iter()
+            .map(|v| {
+                let l = raw_len(&g.nbrs(v, csm_graph::Version::New));
+                let c = if headroom { with_headroom(l) } else { l };
+                u32::try_from(c).unwrap_or(u32::MAX)
+            })
+            .collect();
+        let mut offs: Vec<u64> = Vec::with_capacity(n);
+        let mut total: u64 = 0;
+        for &c in &caps {
+            offs.push(total);
+            total += u64::from(c) * factor;
+        }
+        let total = usize::try_from(total)
+            .map_err(|_| GpuError::InvalidInput("graph too large for this host".into()))?
+            .max(1);
+        let fill = |dst: SharedPtr| {
+            (0..n).into_par_iter().with_min_len(1024).for_each(|v| {
+                let nb = g.nbrs(v as VertexId, csm_graph::Version::New);
+                let o = offs[v] as usize;
+                let cap = caps[v] as usize;
+                // SAFETY: [o, o + factor * cap) is this vertex's range, disjoint
+                // from every other vertex's, inside the `total`-word buffer.
+                unsafe {
+                    let p = dst.get().add(o);
+                    std::ptr::copy_nonoverlapping(nb.base.as_ptr(), p, nb.base.len());
+                    std::ptr::copy_nonoverlapping(nb.delta.as_ptr(), p.add(nb.base.len()), nb.delta.len());
+                    if edge_labelled {
+                        let q = p.add(cap);
+                        let bl = nb.base.len();
+                        copy_labels(nb.base_labels, bl, q);
+                        copy_labels(nb.delta_labels, nb.delta.len(), q.add(bl));
+                    }
+                }
+            });
+        };
+        let chunk = match memory {
+            HostMemory::Pinned => {
+                let mut b: PinnedBuffer<u32> = gpu.alloc_pinned(total)?;
+                fill(SharedPtr(b.as_mut_slice().as_mut_ptr()));
+                Chunk::Pinned(b)
+            }
+            HostMemory::Managed => {
+                let mut b: ManagedBuffer<u32> = gpu.alloc_managed(total)?;
+                fill(SharedPtr(b.as_mut_slice().as_mut_ptr()));
+                Chunk::Managed(b)
+            }
+            HostMemory::Device => {
+                let mut h = vec![0u32; total];
+                fill(SharedPtr(h.as_mut_ptr()));
+                Chunk::Device(gpu.upload(&h)?)
+            }
+        };
+        let base_ptr = chunk.device_ptr(&gpu);
+        let mut slots = Vec::with_capacity(n);
+        let mut entries = Vec::with_capacity(n);
+        let mut list_words = 0usize;
+        for v in 0..n {
+            let nb = g.nbrs(v as VertexId, csm_graph::Version::New);
+            let cap = caps[v];
+            slots.push(Slot {
+                chunk: 0,
+                off: offs[v],
+                cap,
+            });
+            let ids = base_ptr + offs[v] * 4;
+            list_words += raw_len(&nb);
+            entries.push(VEntry {
+                ids,
+                labs: if edge_labelled { ids + u64::from(cap) * 4 } else { 0 },
+                base: nb.base.len() as u32,
+                len: raw_len(&nb) as u32,
+            });
+        }
+        let labels = g.labels().to_vec();
+        let table_cap = n + n / 8 + 1024;
+        let mut d_table = gpu.alloc_zeros::<VEntry>(table_cap)?;
+        let mut d_labels = gpu.alloc_zeros::<u32>(table_cap)?;
+        if n > 0 {
+            let s = gpu.stream();
+            s.memcpy_htod(&entries[..], &mut d_table.slice_mut(0..n))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (vertex table)", e))?;
+            s.memcpy_htod(&labels[..], &mut d_labels.slice_mut(0..n))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (labels)", e))?;
+        }
+        // Labels beyond n read as ABSENT.
+        let scatter_entries = kernel(&gpu, MATCH_CU, "scatter_entries")?;
+        let scatter_u32 = kernel(&gpu, MATCH_CU, "scatter_u32")?;
+        let mut hg = HostGraph {
+            tail_used: chunk.len(),
+            chunks: vec![chunk],
+            gpu,
+            memory,
+            edge_labelled,
+            slots,
+            entries,
+            labels,
+            d_table,
+            d_labels,
+            scatter_entries,
+            scatter_u32,
+            list_words,
+            stats: SyncStats::default(),
+        };
+        hg.fill_absent_labels(n, table_cap)?;
+        hg.gpu.synchronize()?;
+        Ok(hg)
+    }
+
+    fn fill_absent_labels(&mut self, from: usize, to: usize) -> GpuResult<()> {
+        if to > from {
+            let absent = vec![ABSENT; to - from];
+            self.gpu
+                .stream()
+                .memcpy_htod(&absent[..], &mut self.d_labels.slice_mut(from..to))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (labels)", e))?;
+        }
+        Ok(())
+    }
+
+    /// Where the lists live.
+    pub fn memory(&self) -> HostMemory {
+        self.memory
+    }
+
+    /// Number of vertex slots mirrored.
+    pub fn num_vertices(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Σ list lengths (both parts) at the last sync.
+    pub fn list_words(&self) -> usize {
+        self.list_words
+    }
+
+    /// Bytes of the lists (ids, and labels for edge-labelled graphs): the
+    /// size of the graph for cache budgets.
+    pub fn graph_bytes(&self) -> usize {
+        self.list_words * 4 * if self.edge_labelled { 2 } else { 1 }
+    }
+
+    /// Bytes allocated for lists (headroom and abandoned slots included).
+    pub fn allocated_bytes(&self) -> usize {
+        self.chunks.iter().map(|c| c.len() * 4).sum()
+    }
+
+    /// Whether lists carry edge labels.
+    pub fn edge_labelled(&self) -> bool {
+        self.edge_labelled
+    }
+
+    /// Device address of the vertex table.
+    pub fn table_ptr(&self) -> u64 {
+        self.d_table.device_ptr(self.gpu.stream()).0
+    }
+
+    /// Device address of the vertex labels.
+    pub fn labels_ptr(&self) -> u64 {
+        self.d_labels.device_ptr(self.gpu.stream()).0
+    }
+
+    /// Host copy of `v`'s table entry.
+    pub fn entry(&self, v: VertexId) -> Option<VEntry> {
+        self.entries.get(v as usize).copied()
+    }
+
+    /// Host view of `v`'s raw list as stored (ids, then labels if any);
+    /// `None` for device-memory graphs.
+    pub fn stored_list(&self, v: VertexId) -> Option<(Vec<u32>, Vec<u32>)> {
+        let s = *self.slots.get(v as usize)?;
+        let e = self.entries[v as usize];
+        let chunk = self.chunks.get(s.chunk as usize)?;
+        let h: &[u32] = match chunk {
+            Chunk::Pinned(b) => b.as_slice(),
+            Chunk::Managed(b) => b.as_slice(),
+            Chunk::Device(_) => return None,
+        };
+        let o = s.off as usize;
+        let ids = h[o..o + e.len as usize].to_vec();
+        let labs = if self.edge_labelled {
+            let q = o + s.cap as usize;
+            h[q..q + e.len as usize].to_vec()
+        } else {
+            Vec::new()
+        };
+        Some((ids, labs))
+    }
+
+    /// Brings the mirror in step with `g` for the vertices in `vertices`
+    /// (their lists and labels; ids at or beyond `g.num_vertices()` become
+    /// empty and ABSENT) and for every vertex slot `g` gained. Call it after
+    /// `stage` with `g.touched()` plus the batch's added/removed vertices,
+    /// and after `commit` (or `abort`) with the same set.
+    pub fn sync<G: GraphView + ?Sized>(&mut self, g: &G, vertices: &[VertexId]) -> GpuResult<()> {
+        let n_old = self.entries.len();
+        let n = g.num_vertices();
+        let mut dirty: Vec<VertexId> = Vec::with_capacity(vertices.len() + n.saturating_sub(n_old));
+        if n > n_old {
+            for v in n_old..n {
+                self.slots.push(Slot::default());
+                self.entries.push(VEntry::default());
+                self.labels.push(ABSENT);
+                dirty.push(v as VertexId);
+            }
+            self.stats.new_vertices += (n - n_old) as u64;
+        }
+        dirty.extend_from_slice(vertices);
+        dirty.sort_unstable();
+        dirty.dedup();
+        dirty.retain(|&v| (v as usize) < self.entries.len());
+        let glabels = g.labels();
+        for &v in &dirty {
+            let vi = v as usize;
+            self.labels[vi] = glabels.get(vi).copied().unwrap_or(ABSENT);
+            if vi < n {
+                let nb = g.nbrs(v, csm_graph::Version::New);
+                self.write_list(v, &nb)?;
+            } else {
+                self.entries[vi].base = 0;
+                self.entries[vi].len = 0;
+            }
+        }
+        self.upload_entries(&dirty)?;
+        self.list_words = self.entries.iter().map(|e| e.len as usize).sum();
+        Ok(())
+    }
+
+    fn write_list(&mut self, v: VertexId, nb: &Nbrs<'_>) -> GpuResult<()> {
+        let vi = v as usize;
+        let len = raw_len(nb);
+        let factor = if self.edge_labelled { 2 } else { 1 };
+        if len > self.slots[vi].cap as usize {
+            let cap = (2 * len).max(8);
+            let (chunk, off) = self.allocate(cap * factor)?;
+            self.slots[vi] = Slot {
+                chunk: chunk as u32,
+                off: off as u64,
+                cap: u32::try_from(cap).map_err(|_| GpuError::InvalidInput(format!("list of {len} entries")))?,
+            };
+            self.stats.relocations += 1;
+        }
+        let s = self.slots[vi];
+        let gpu = self.gpu.clone();
+        let chunk = &mut self.chunks[s.chunk as usize];
+        let o = s.off as usize;
+        let mut ids = Vec::with_capacity(len);
+        ids.extend_from_slice(nb.base);
+        ids.extend_from_slice(nb.delta);
+        chunk.write(&gpu, o, &ids)?;
+        if self.edge_labelled {
+            let mut labs = Vec::with_capacity(len);
+            push_labels(&mut labs, nb.base_labels, nb.base.len());
+            push_labels(&mut labs, nb.delta_labels, nb.delta.len());
+            chunk.write(&gpu, o + s.cap as usize, &labs)?;
+        }
+        let ptr = chunk.device_ptr(&gpu) + s.off * 4;
+        self.entries[vi] = VEntry {
+            ids: ptr,
+            labs: if self.edge_labelled {
+                ptr + u64::from(s.cap) * 4
+            } else {
+                0
+            },
+            base: nb.base.len() as u32,
+            len: len as u32,
+        };
+        self.stats.lists += 1;
+        Ok(())
+    }
+
+    /// `words` contiguous words in the tail chunk (a new chunk if needed).
+    fn allocate(&mut self, words: usize) -> GpuResult<(usize, usize)> {
+        let last = self.chunks.len() - 1;
+        if self.tail_used + words <= self.chunks[last].len() {
+            let off = self.tail_used;
+            self.tail_used += words;
+            return Ok((last, off));
+        }
+        let size = words.max(TAIL_CHUNK_WORDS);
+        let chunk = match self.memory {
+            HostMemory::Pinned => Chunk::Pinned(self.gpu.alloc_pinned(size)?),
+            HostMemory::Managed => Chunk::Managed(self.gpu.alloc_managed(size)?),
+            HostMemory::Device => Chunk::Device(self.gpu.alloc_zeros(size)?),
+        };
+        self.chunks.push(chunk);
+        self.tail_used = words;
+        Ok((self.chunks.len() - 1, 0))
+    }
+
+    /// Scatters the entries and labels of `dirty` (sorted) to the device,
+    /// growing the device arrays when vertices were added.
+    fn upload_entries(&mut self, dirty: &[VertexId]) -> GpuResult<()> {
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        let n = self.entries.len();
+        let s = self.gpu.stream().clone();
+        if n > self.d_table.len() {
+            let cap = n + n / 4 + 1024;
+            let mut t = self.gpu.alloc_zeros::<VEntry>(cap)?;
+            let mut l = self.gpu.alloc_zeros::<u32>(cap)?;
+            s.memcpy_htod(&self.entries[..], &mut t.slice_mut(0..n))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (vertex table)", e))?;
+            s.memcpy_htod(&self.labels[..], &mut l.slice_mut(0..n))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (labels)", e))?;
+            self.d_table = t;
+            self.d_labels = l;
+            self.fill_absent_labels(n, cap)?;
+            self.stats.entries_uploaded += n as u64;
+            return Ok(());
+        }
+        let count =
+            u32::try_from(dirty.len()).map_err(|_| GpuError::InvalidInput("too many changed vertices".into()))?;
+        let vals: Vec<VEntry> = dirty.iter().map(|&v| self.entries[v as usize]).collect();
+        let labs: Vec<u32> = dirty.iter().map(|&v| self.labels[v as usize]).collect();
+        let d_idx = self.gpu.upload(dirty)?;
+        let d_vals = self.gpu.upload(&vals)?;
+        let d_labs = self.gpu.upload(&labs)?;
+        let cfg = LaunchConfig {
+            grid_dim: (count.div_ceil(256).clamp(1, 1024), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = s.launch_builder(&self.scatter_entries);
+        b.arg(&mut self.d_table).arg(&d_idx).arg(&d_vals).arg(&count);
+        // SAFETY: argument types match `scatter_entries`; every index < n <= table length.
+        unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching scatter_entries", e))?;
+        let mut b = s.launch_builder(&self.scatter_u32);
+        b.arg(&mut self.d_labels).arg(&d_idx).arg(&d_labs).arg(&count);
+        // SAFETY: as above, for the label array.
+        unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching scatter_u32", e))?;
+        self.stats.entries_uploaded += dirty.len() as u64;
+        // The uploads are freed on drop; wait so that they outlive the kernels.
+        self.gpu.synchronize()
+    }
+
+    /// Downloads the device vertex table and labels (tests).
+    pub fn download_table(&self) -> GpuResult<(Vec<VEntry>, Vec<u32>)> {
+        let mut t = self.gpu.download(&self.d_table)?;
+        let mut l = self.gpu.download(&self.d_labels)?;
+        t.truncate(self.entries.len());
+        l.truncate(self.entries.len());
+        Ok((t, l))
+    }
+}
+
+/// Writes `n` labels (0 when the slice is empty, i.e. an unlabelled view).
+///
+/// # Safety
+/// `dst` must be valid for `n` writes.
+unsafe fn copy_labels(src: &[Label], n: usize, dst: *mut u32) {
+    if src.len() == n {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, n);
+    } else {
+        std::ptr::write_bytes(dst, 0, n);
+    }
+}
+
+fn push_labels(out: &mut Vec<u32>, src: &[Label], n: usize) {
+    if src.len() == n {
+        out.extend_from_slice(src);
+    } else {
+        out.resize(out.len() + n, 0);
+    }
+}

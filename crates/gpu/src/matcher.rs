@@ -1,0 +1,310 @@
+//! Launching the matching kernel (`kernels/match.cu`, match v1).
+//!
+//! A [`DeviceMatcher`] owns the per-warp scratch (candidate buffers and the
+//! staging area for short host lists), the counters and the upload buffers
+//! for plans and seeds; [`DeviceMatcher::run`] counts the embeddings of a
+//! set of encoded plans from a set of seeds over a [`HostGraph`] and an
+//! optional [`DeviceCache`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use crate::cache::DeviceCache;
+use crate::device::Gpu;
+use crate::error::{GpuError, GpuResult};
+use crate::host_graph::HostGraph;
+use crate::nvrtc::{kernel, MATCH_CU};
+use crate::plan::{task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS};
+
+/// Threads per block of `match_kernel` (`WARPS * 32` in the source).
+pub const MATCH_BLOCK: u32 = 128;
+const WARPS_PER_BLOCK: usize = (MATCH_BLOCK / 32) as usize;
+/// Output words (u64) of the kernel.
+pub const OUT_WORDS: usize = 8;
+
+/// Kernel parameters (`struct Params` of the source); every field 64-bit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MatchParams {
+    pub plans: u64,
+    pub nplans: u64,
+    pub seeds: u64,
+    pub nseeds: u64,
+    pub implicit_seeds: u64,
+    pub vtab: u64,
+    pub nvert: u64,
+    pub vlabels: u64,
+    pub host_counts: u64,
+    pub rowidx: u64,
+    pub rowptr: u64,
+    pub colidx: u64,
+    pub collab: u64,
+    pub ncached: u64,
+    pub cand: u64,
+    pub chunk: u64,
+    pub stage: u64,
+    pub stage_words: u64,
+    pub counter: u64,
+    pub out: u64,
+    pub time_limit_ns: u64,
+}
+
+// SAFETY: plain old data matching the kernel's by-value parameter struct.
+unsafe impl DeviceRepr for MatchParams {}
+
+/// Tuning knobs of the kernel launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatcherConfig {
+    /// Candidates per level per warp produced at a time.
+    pub chunk: u32,
+    /// Words per level per warp for staging short host lists.
+    pub stage_words: u32,
+    /// Blocks per SM (None: the occupancy the compiler allows).
+    pub blocks_per_sm: Option<u32>,
+    /// How seeds are cut into tasks on the host (load balance).
+    pub tasks: TaskOptions,
+    /// Warps stop taking seeds after this long and the run is reported as
+    /// [`KernelStats::aborted`] (None: no limit).
+    pub time_limit: Option<std::time::Duration>,
+}
+
+impl Default for MatcherConfig {
+    fn default() -> Self {
+        MatcherConfig {
+            chunk: 1024,
+            stage_words: 1024,
+            blocks_per_sm: None,
+            tasks: TaskOptions::default(),
+            time_limit: None,
+        }
+    }
+}
+
+/// Which seeds a run starts from.
+#[derive(Clone, Copy, Debug)]
+pub enum Seeds<'a> {
+    /// Tasks of delta plans (see [`crate::plan::QueryPlans::tasks`]).
+    Explicit(&'a [Task]),
+    /// Every vertex id `0..n` with plan 0 (static matching; the kernel
+    /// skips vertices whose label is not the first level's).
+    AllVertices(u64),
+}
+
+/// What one kernel run counted and measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelStats {
+    pub positive: u64,
+    pub negative: u64,
+    /// Bytes loaded from host-resident lists (zero-copy or managed), as
+    /// counted by the kernel: 4 per element (and per edge label) loaded.
+    pub host_bytes: u64,
+    /// List lookups served from host memory.
+    pub host_lists: u64,
+    /// List lookups served from the device cache.
+    pub cached_lists: u64,
+    /// Host lists staged into the warp buffer before searching.
+    pub staged_lists: u64,
+    /// Execution-tree nodes expanded.
+    pub nodes: u64,
+    /// Kernel time (GPU events).
+    pub kernel_seconds: f64,
+    /// Host time to upload plans/seeds and reset the counters.
+    pub upload_seconds: f64,
+    pub seeds: u64,
+    /// The time limit stopped the run: the counts are incomplete.
+    pub aborted: bool,
+}
+
+/// See the module docs.
+pub struct DeviceMatcher {
+    gpu: Arc<Gpu>,
+    func: CudaFunction,
+    config: MatcherConfig,
+    blocks: u32,
+    cand: CudaSlice<u32>,
+    stage: CudaSlice<u32>,
+    out: CudaSlice<u64>,
+    counter: CudaSlice<u64>,
+    plans: Option<CudaSlice<u32>>,
+    seeds: Option<CudaSlice<u32>>,
+}
+
+impl DeviceMatcher {
+    /// Compiles the kernel and allocates per-warp scratch for a full grid.
+    pub fn new(gpu: Arc<Gpu>, config: MatcherConfig) -> GpuResult<DeviceMatcher> {
+        if config.chunk < 32 || config.stage_words == 0 {
+            return Err(GpuError::InvalidInput(
+                "matcher chunk must be >= 32 and stage_words > 0".into(),
+            ));
+        }
+        let func = kernel(&gpu, MATCH_CU, "match_kernel")?;
+        let per_sm = match config.blocks_per_sm {
+            Some(b) => b.max(1),
+            None => func
+                .occupancy_max_active_blocks_per_multiprocessor(MATCH_BLOCK, 0, None)
+                .map_err(|e| GpuError::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
+                .max(1),
+        };
+        let blocks = per_sm * gpu.info().multiprocessors.max(1);
+        let warps = blocks as usize * WARPS_PER_BLOCK;
+        let cand = gpu.alloc_zeros::<u32>(warps * MAXQ * config.chunk as usize)?;
+        let stage = gpu.alloc_zeros::<u32>(warps * MAXQ * config.stage_words as usize)?;
+        let out = gpu.alloc_zeros::<u64>(OUT_WORDS)?;
+        let counter = gpu.alloc_zeros::<u64>(1)?;
+        Ok(DeviceMatcher {
+            gpu,
+            func,
+            config,
+            blocks,
+            cand,
+            stage,
+            out,
+            counter,
+            plans: None,
+            seeds: None,
+        })
+    }
+
+    /// The launch settings.
+    pub fn config(&self) -> &MatcherConfig {
+        &self.config
+    }
+
+    /// Changes the kernel time limit (see [`MatcherConfig::time_limit`]).
+    pub fn set_time_limit(&mut self, limit: Option<std::time::Duration>) {
+        self.config.time_limit = limit;
+    }
+
+    /// The device this matcher runs on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Grid size (blocks of [`MATCH_BLOCK`] threads).
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// Bytes of per-warp scratch on the device.
+    pub fn scratch_bytes(&self) -> usize {
+        (self.cand.len() + self.stage.len()) * 4
+    }
+
+    fn put(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, data: &[u32]) -> GpuResult<u64> {
+        if slot.as_ref().map_or(true, |s| s.len() < data.len()) {
+            *slot = None;
+            *slot = Some(gpu.alloc_zeros::<u32>(data.len() + data.len() / 2 + 64)?);
+        }
+        let dst = slot.as_mut().expect("allocated");
+        gpu.stream()
+            .memcpy_htod(data, &mut dst.slice_mut(0..data.len()))
+            .map_err(|e| GpuError::driver("cuMemcpyHtoD (plans/seeds)", e))?;
+        Ok(dst.device_ptr(gpu.stream()).0)
+    }
+
+    /// Counts the embeddings of `plans` (encoded, [`PLAN_WORDS`] each) from
+    /// `seeds` over `host` and `cache`.
+    pub fn run(
+        &mut self,
+        host: &HostGraph,
+        cache: Option<&DeviceCache>,
+        plans: &[u32],
+        seeds: Seeds<'_>,
+    ) -> GpuResult<KernelStats> {
+        let t0 = Instant::now();
+        if plans.is_empty() || plans.len() % PLAN_WORDS != 0 {
+            return Err(GpuError::InvalidInput(format!(
+                "{} plan words is not a positive multiple of {PLAN_WORDS}",
+                plans.len()
+            )));
+        }
+        let nplans = (plans.len() / PLAN_WORDS) as u64;
+        let (seed_ptr, nseeds, implicit) = match seeds {
+            Seeds::Explicit(s) => {
+                if let Some(bad) = s
+                    .iter()
+                    .find(|t| u64::from(t.plan) >= nplans || t.start as usize > MAX_PREFIX || t.start == 0)
+                {
+                    return Err(GpuError::InvalidInput(format!(
+                        "task names plan {} of {nplans} with a prefix of {}",
+                        bad.plan, bad.start
+                    )));
+                }
+                if s.is_empty() {
+                    return Ok(KernelStats::default());
+                }
+                let w = task_words(s);
+                (Self::put(&self.gpu, &mut self.seeds, &w)?, s.len() as u64, 0)
+            }
+            Seeds::AllVertices(n) => (0, n.min(host.num_vertices() as u64), 1),
+        };
+        if nseeds == 0 {
+            return Ok(KernelStats::default());
+        }
+        let plan_ptr = Self::put(&self.gpu, &mut self.plans, plans)?;
+        let stream = self.gpu.stream().clone();
+        stream
+            .memset_zeros(&mut self.out)
+            .map_err(|e| GpuError::driver("cuMemsetD8 (out)", e))?;
+        stream
+            .memset_zeros(&mut self.counter)
+            .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
+        let [rowidx, rowptr, colidx, collab, ncached] = cache.map_or([0; 5], |c| c.kernel_args(&self.gpu));
+        let params = MatchParams {
+            plans: plan_ptr,
+            nplans,
+            seeds: seed_ptr,
+            nseeds,
+            implicit_seeds: implicit,
+            vtab: host.table_ptr(),
+            nvert: host.num_vertices() as u64,
+            vlabels: host.labels_ptr(),
+            host_counts: u64::from(host.memory().is_host()),
+            rowidx,
+            rowptr,
+            colidx,
+            collab,
+            ncached,
+            cand: self.cand.device_ptr(&stream).0,
+            chunk: u64::from(self.config.chunk),
+            stage: self.stage.device_ptr(&stream).0,
+            stage_words: u64::from(self.config.stage_words),
+            counter: self.counter.device_ptr(&stream).0,
+            out: self.out.device_ptr(&stream).0,
+            time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
+        };
+        let upload_seconds = t0.elapsed().as_secs_f64();
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks, 1, 1),
+            block_dim: (MATCH_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let func = &self.func;
+        let ((), ms) = self.gpu.timed(|| {
+            let mut b = stream.launch_builder(func);
+            b.arg(&params);
+            // SAFETY: `params` matches the kernel's `struct Params`; every
+            // address in it points to live allocations of the sizes the
+            // kernel assumes (scratch sized for `blocks` blocks).
+            unsafe { b.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| GpuError::driver("launching match_kernel", e))
+        })?;
+        let out = self.gpu.download(&self.out)?;
+        Ok(KernelStats {
+            positive: out[0],
+            negative: out[1],
+            host_bytes: out[2],
+            host_lists: out[3],
+            cached_lists: out[4],
+            staged_lists: out[5],
+            nodes: out[6],
+            kernel_seconds: f64::from(ms) / 1e3,
+            upload_seconds,
+            seeds: nseeds,
+            aborted: out[7] != 0,
+        })
+    }
+}

@@ -1,0 +1,435 @@
+//! Plans and seeds in the flat form `kernels/match.cu` reads.
+//!
+//! A [`csm_planner::Plan`] becomes [`PLAN_WORDS`] `u32` words (layout in the
+//! kernel source): a header (depth, start depth, sign, label checks) and one
+//! fixed-size block per level (vertex label, reads as `pos | version << 8`
+//! with their edge labels, conflict positions). A seed is four words
+//! `(plan, x, y, weight)`: the batch edge orientation `(x, y)` bound to the
+//! plan's seed edge, and the multiplicity it stands for (single-edge
+//! symmetry, [`csm_planner::single_edge_rules`]; 1 otherwise).
+
+use csm_graph::{BatchDelta, GraphView, Version, VertexId};
+use csm_planner::{
+    delta_plans, for_each_seed, single_edge_rules, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan, QueryGraph,
+    SeedRule, Sign,
+};
+
+use crate::error::{GpuError, GpuResult};
+use rayon::prelude::*;
+
+/// Largest plan depth (query size) the kernel supports.
+pub const MAXQ: usize = 8;
+/// Largest number of reads per level.
+pub const MAXR: usize = 7;
+/// Words of the plan header.
+pub const PLAN_HEADER: usize = 4;
+/// Words per level block.
+pub const LEVEL_WORDS: usize = 28;
+/// Words per encoded plan.
+pub const PLAN_WORDS: usize = PLAN_HEADER + MAXQ * LEVEL_WORDS;
+/// Offset of the read descriptors in a level block.
+pub const L_READS: usize = 4;
+/// Offset of the read edge labels in a level block.
+pub const L_ELABELS: usize = 4 + MAXR;
+/// Offset of the conflict positions in a level block.
+pub const L_CONFS: usize = 4 + 2 * MAXR;
+/// "No value": no edge label required, no appended part (DCSR rowptr).
+pub const NONE: u32 = u32::MAX;
+
+/// Kernel code of a list version.
+pub fn version_code(v: Version) -> u32 {
+    match v {
+        Version::Old => 0,
+        Version::Common => 1,
+        Version::New => 2,
+    }
+}
+
+/// Appends the encoding of `plan` (starting at depth `start`, counting into
+/// the `sign` counter) to `out`.
+pub fn encode_plan(plan: &Plan, start: usize, sign: Sign, out: &mut Vec<u32>) -> GpuResult<()> {
+    let depth = plan.depth();
+    if depth > MAXQ {
+        return Err(GpuError::InvalidInput(format!(
+            "query of {depth} vertices: the GPU kernel supports at most {MAXQ}"
+        )));
+    }
+    let base = out.len();
+    out.resize(base + PLAN_WORDS, 0);
+    let w = &mut out[base..];
+    w[0] = depth as u32;
+    w[1] = start as u32;
+    w[2] = u32::from(sign == Sign::Negative);
+    w[3] = u32::from(plan.check_labels);
+    for (d, level) in plan.levels.iter().enumerate() {
+        let l = &mut w[PLAN_HEADER + d * LEVEL_WORDS..PLAN_HEADER + (d + 1) * LEVEL_WORDS];
+        if level.reads.len() > MAXR || level.conflicts.len() > MAXQ {
+            return Err(GpuError::InvalidInput(format!(
+                "plan level {d} has {} reads and {} conflicts (kernel limits {MAXR}, {MAXQ})",
+                level.reads.len(),
+                level.conflicts.len()
+            )));
+        }
+        if d >= start && level.reads.is_empty() {
+            return Err(GpuError::InvalidInput(format!(
+                "plan level {d} reads no list (only a static plan's first level may)"
+            )));
+        }
+        l[0] = level.label;
+        l[1] = level.reads.len() as u32;
+        l[2] = level.conflicts.len() as u32;
+        for (k, r) in level.reads.iter().enumerate() {
+            l[L_READS + k] = u32::from(r.pos) | version_code(r.version) << 8;
+            l[L_ELABELS + k] = r.elabel.unwrap_or(NONE);
+        }
+        for (k, &c) in level.conflicts.iter().enumerate() {
+            l[L_CONFS + k] = u32::from(c);
+        }
+    }
+    Ok(())
+}
+
+/// One seed of a batch: the batch edge orientation `(x, y)` bound to plan
+/// `plan`'s seed edge, standing for `weight` embeddings-per-match
+/// (single-edge symmetry; 1 otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seed {
+    pub plan: u32,
+    pub x: VertexId,
+    pub y: VertexId,
+    pub weight: u32,
+}
+
+impl Seed {
+    pub fn new(plan: u32, x: VertexId, y: VertexId, weight: u32) -> Seed {
+        Seed { plan, x, y, weight }
+    }
+}
+
+/// Longest prefix a kernel task can carry.
+pub const MAX_PREFIX: usize = 4;
+
+/// One unit of kernel work: the subtree below the bound prefix
+/// `prefix[..start]` of plan `plan`, restricted to the slice `[lo, hi)` of
+/// level `start`'s iterated list (twelve kernel words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub plan: u32,
+    pub weight: u32,
+    pub lo: u32,
+    pub hi: u32,
+    pub start: u32,
+    pub prefix: [VertexId; MAX_PREFIX],
+}
+
+impl From<Seed> for Task {
+    fn from(s: Seed) -> Task {
+        Task {
+            plan: s.plan,
+            weight: s.weight,
+            lo: 0,
+            hi: NONE,
+            start: 2,
+            prefix: [s.x, s.y, 0, 0],
+        }
+    }
+}
+
+/// How [`QueryPlans::tasks`] cuts seeds into kernel tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskOptions {
+    /// A task whose start level iterates more than this many elements is
+    /// expanded on the host into one task per candidate of that level
+    /// (while its prefix is shorter than `max_prefix` and the level is not
+    /// the last).
+    pub expand_above: u32,
+    /// Longest prefix produced by expansion (at most [`MAX_PREFIX`]).
+    pub max_prefix: usize,
+    /// Slices of at most this many start-level elements (0: no slicing).
+    pub max_task: u32,
+    /// Expansion stops once this many tasks exist.
+    pub max_tasks: usize,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            expand_above: 1024,
+            max_prefix: 3,
+            max_task: 256,
+            max_tasks: 1 << 21,
+        }
+    }
+}
+
+/// A registered query: its delta plans in kernel form and the single-edge
+/// symmetry rules (as the CPU engine uses them).
+#[derive(Clone, Debug)]
+pub struct QueryPlans {
+    pub query: QueryGraph,
+    pub plans: Vec<DeltaPlan>,
+    /// `plans.len() * PLAN_WORDS` words.
+    pub encoded: Vec<u32>,
+    pub positive_rules: Option<Vec<SeedRule>>,
+    pub negative_rules: Option<Vec<SeedRule>>,
+    /// Largest query distance between a seed edge and a vertex whose list a
+    /// delta plan reads: the hop count VSGM must cache.
+    pub read_hops: u32,
+}
+
+impl QueryPlans {
+    /// Plans of `q` for the graph described by `stats`.
+    pub fn new(q: &QueryGraph, order: &dyn OrderStrategy, stats: &GraphStats, symmetry: bool) -> GpuResult<QueryPlans> {
+        if q.num_vertices() > MAXQ {
+            return Err(GpuError::InvalidInput(format!(
+                "query of {} vertices: the GPU kernel supports at most {MAXQ}",
+                q.num_vertices()
+            )));
+        }
+        let plans = delta_plans(q, order, stats);
+        let mut encoded = Vec::with_capacity(plans.len() * PLAN_WORDS);
+        for p in &plans {
+            encode_plan(&p.plan, 2, p.sign, &mut encoded)?;
+        }
+        let (positive_rules, negative_rules) = if symmetry {
+            (
+                single_edge_rules(q, &plans, Sign::Positive),
+                single_edge_rules(q, &plans, Sign::Negative),
+            )
+        } else {
+            (None, None)
+        };
+        let read_hops = read_hops(q, &plans);
+        Ok(QueryPlans {
+            query: q.clone(),
+            plans,
+            encoded,
+            positive_rules,
+            negative_rules,
+            read_hops,
+        })
+    }
+
+    /// The seeds of the batch `delta` staged in `g` (same seeds, order and
+    /// weights as the CPU engine's).
+    pub fn seeds<G: GraphView + ?Sized>(&self, g: &G, delta: &BatchDelta) -> Vec<Seed> {
+        let mut out = Vec::new();
+        let single = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
+            ([e], []) => self.positive_rules.as_ref().map(|r| (e, r)),
+            ([], [e]) => self.negative_rules.as_ref().map(|r| (e, r)),
+            _ => None,
+        };
+        if let Some((e, rules)) = single {
+            let labels = g.labels();
+            for r in rules {
+                let p = &self.plans[r.plan];
+                let (x, y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
+                let (la, lb) = (p.plan.levels[0].label, p.plan.levels[1].label);
+                if labels[x as usize] == la && labels[y as usize] == lb && p.seed_elabel.map_or(true, |l| l == e.label)
+                {
+                    let w = u32::try_from(r.weight).unwrap_or(u32::MAX);
+                    out.push(Seed::new(r.plan as u32, x, y, w));
+                }
+            }
+            return out;
+        }
+        for (i, p) in self.plans.iter().enumerate() {
+            for_each_seed(g, p, delta, |x, y| out.push(Seed::new(i as u32, x, y, 1)));
+        }
+        out
+    }
+
+    /// Size of the list the kernel iterates at level `task.start` (the
+    /// smallest domain among the level's reads).
+    pub fn domain<G: GraphView + ?Sized>(&self, g: &G, task: &Task) -> u32 {
+        let p = &self.plans[task.plan as usize].plan;
+        let Some(level) = p.levels.get(task.start as usize) else {
+            return 0;
+        };
+        level
+            .reads
+            .iter()
+            .map(|r| {
+                let nb = g.nbrs(task.prefix[r.pos as usize], Version::New);
+                let dom = match r.version {
+                    Version::New => nb.base.len() + nb.delta.len(),
+                    _ => nb.base.len(),
+                };
+                dom as u32
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The kernel's tasks for `seeds` (see [`TaskOptions`]): heavy seeds are
+    /// expanded on the host one level at a time (candidates computed by the
+    /// planner's executor, with the kernel's filters), long start levels are
+    /// sliced, and the result is ordered heaviest first.
+    pub fn tasks<G: GraphView + ?Sized>(&self, g: &G, seeds: &[Seed], opts: &TaskOptions) -> Vec<Task> {
+        let max_prefix = opts.max_prefix.clamp(2, MAX_PREFIX);
+        let mut frontier: Vec<Task> = seeds.iter().map(|&s| Task::from(s)).collect();
+        let mut done: Vec<(u32, Task)> = Vec::with_capacity(frontier.len());
+        while !frontier.is_empty() {
+            let classified: Vec<(u32, Task, bool)> = frontier
+                .par_iter()
+                .map(|t| {
+                    let dom = self.domain(g, t);
+                    let depth = self.plans[t.plan as usize].plan.depth();
+                    let start = t.start as usize;
+                    let expand = dom > opts.expand_above && start + 1 < depth && start < max_prefix;
+                    (dom, *t, expand)
+                })
+                .collect();
+            let mut expand = Vec::new();
+            for (dom, t, e) in classified {
+                if e && done.len() + expand.len() < opts.max_tasks {
+                    expand.push(t);
+                } else {
+                    done.push((dom, t));
+                }
+            }
+            frontier = expand
+                .par_iter()
+                .map_init(
+                    || (Executor::new(), Vec::new()),
+                    |(ex, buf), t| {
+                        let p = &self.plans[t.plan as usize].plan;
+                        let d = t.start as usize;
+                        ex.candidates(g, p, &t.prefix[..d], buf);
+                        buf.iter()
+                            .map(|&c| {
+                                let mut n = *t;
+                                n.prefix[d] = c;
+                                n.start += 1;
+                                n
+                            })
+                            .collect::<Vec<Task>>()
+                    },
+                )
+                .flatten()
+                .collect();
+            if done.len() + frontier.len() >= opts.max_tasks {
+                done.extend(frontier.par_iter().map(|t| (self.domain(g, t), *t)).collect::<Vec<_>>());
+                frontier.clear();
+            }
+        }
+        done.par_sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        let mut out = Vec::with_capacity(done.len());
+        for (dom, t) in done {
+            if opts.max_task == 0 || dom <= opts.max_task {
+                out.push(t);
+                continue;
+            }
+            let mut lo = 0;
+            while lo < dom {
+                let hi = lo.saturating_add(opts.max_task).min(dom);
+                out.push(Task {
+                    lo,
+                    hi: if hi == dom { NONE } else { hi },
+                    ..t
+                });
+                lo = hi;
+            }
+        }
+        out
+    }
+}
+
+/// Flattens tasks into kernel words (twelve per task).
+pub fn task_words(tasks: &[Task]) -> Vec<u32> {
+    tasks
+        .iter()
+        .flat_map(|t| {
+            let p = t.prefix;
+            [t.plan, t.weight, t.lo, t.hi, t.start, p[0], p[1], p[2], p[3], 0, 0, 0]
+        })
+        .collect()
+}
+
+/// Largest query distance from a delta plan's seed edge to a position its
+/// levels read (the k of VSGM's k-hop cache).
+fn read_hops(q: &QueryGraph, plans: &[DeltaPlan]) -> u32 {
+    let n = q.num_vertices();
+    let mut best = 0;
+    for p in plans {
+        let order = &p.plan.order;
+        // BFS from both seed endpoints.
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = vec![order[0], order[1]];
+        dist[order[0]] = 0;
+        dist[order[1]] = 0;
+        let mut d = 0;
+        while !frontier.is_empty() {
+            d += 1;
+            let mut next = Vec::new();
+            for &u in &frontier {
+                for (w, dw) in dist.iter_mut().enumerate() {
+                    if q.has_edge(u, w) && *dw == u32::MAX {
+                        *dw = d;
+                        next.push(w);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        for level in &p.plan.levels[2..] {
+            for r in &level.reads {
+                best = best.max(dist[order[r.pos as usize]]);
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csm_planner::{static_plan, GcsmOrder};
+
+    fn q(name: &str) -> QueryGraph {
+        QueryGraph::from_data(&csm_graph::gen::standard_query(name).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn encodes_levels() {
+        let q = q("house");
+        let stats = GraphStats::default();
+        let qp = QueryPlans::new(&q, &GcsmOrder, &stats, true).unwrap();
+        assert_eq!(qp.encoded.len(), qp.plans.len() * PLAN_WORDS);
+        let p0 = &qp.plans[0];
+        let w = &qp.encoded[..PLAN_WORDS];
+        assert_eq!(w[0] as usize, p0.plan.depth());
+        assert_eq!(w[1], 2);
+        for (d, level) in p0.plan.levels.iter().enumerate() {
+            let l = &w[PLAN_HEADER + d * LEVEL_WORDS..];
+            assert_eq!(l[1] as usize, level.reads.len());
+            for (k, r) in level.reads.iter().enumerate() {
+                assert_eq!(l[L_READS + k] & 0xff, u32::from(r.pos));
+                assert_eq!(l[L_READS + k] >> 8, version_code(r.version));
+                assert_eq!(l[L_ELABELS + k], NONE);
+            }
+        }
+        // The house: every read vertex is within 2 hops of the seed edge.
+        assert!((1..=2).contains(&qp.read_hops), "{}", qp.read_hops);
+        // 5-cycle from (0, 1): binds 2, then 3 (2 hops), then 4 reading 3.
+        assert_eq!(read_hops(&self::q("5-cycle"), &qp_plans("5-cycle")), 2);
+    }
+
+    fn qp_plans(name: &str) -> Vec<DeltaPlan> {
+        delta_plans(&q(name), &GcsmOrder, &GraphStats::default())
+    }
+
+    #[test]
+    fn static_plans_start_at_one_and_big_queries_are_refused() {
+        let q = q("7-wheel");
+        let p = static_plan(&q, &GcsmOrder, &GraphStats::default(), Version::New);
+        let mut out = Vec::new();
+        encode_plan(&p, 1, Sign::Positive, &mut out).unwrap();
+        assert_eq!(out[1], 1);
+        assert!(encode_plan(&p, 0, Sign::Positive, &mut Vec::new()).is_err());
+        let labels = vec![0; 9];
+        let edges: Vec<_> = (0..8).map(|i| (i, i + 1, 0)).collect();
+        let big = QueryGraph::new(labels, &edges, false).unwrap();
+        assert!(QueryPlans::new(&big, &GcsmOrder, &GraphStats::default(), false).is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! GPU matching tests: every variant of [`GpuEngine`] against the CPU engine
+//! on generated graphs and streams (mixed insertions and deletions, edge
+//! labels, vertices added mid-stream), the host-graph mirror against the
+//! [`DynamicGraph`], and static counts. Without a usable GPU each test
+//! prints `SKIPPED (no GPU): <reason>` and passes.
+
+mod common;
+
+use std::sync::Arc;
+
+use csm_baselines::CpuEngine;
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, StaticMatcher};
+use csm_gpu::{gpu_available, Budget, GpuEngine, GpuError, HostGraph, HostMemory, Variant};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, LocatedUpdate, Strictness, Version, VertexId};
+use csm_planner::{GcsmOrder, QueryGraph};
+
+use common::*;
+
+fn order() -> Arc<GcsmOrder> {
+    Arc::new(GcsmOrder)
+}
+
+/// The engine, or `None` after printing the skip line.
+fn engine_or_skip(variant: Variant, budget: Budget) -> Option<GpuEngine> {
+    match GpuEngine::new(variant, budget, order()) {
+        Ok(e) => Some(e),
+        Err(e) if e.is_unavailable() => {
+            println!("SKIPPED (no GPU): {e}");
+            None
+        }
+        Err(e) => panic!("GpuEngine::new({variant:?}) failed on a machine with a GPU: {e}"),
+    }
+}
+
+fn batch(updates: &[LocatedUpdate]) -> Batch<'_> {
+    Batch {
+        updates,
+        source: "test",
+        strictness: Strictness::Strict,
+    }
+}
+
+/// CPU reference results of every batch.
+fn cpu_results(g0: &GraphData, q: &QueryGraph, batches: &[Vec<LocatedUpdate>]) -> Vec<(u64, u64)> {
+    let mut cpu = CpuEngine::new(1, order()).unwrap();
+    cpu.init(g0, q).unwrap();
+    batches
+        .iter()
+        .map(|b| {
+            let r = cpu.process(batch(b)).unwrap();
+            (r.positive, r.negative)
+        })
+        .collect()
+}
+
+/// Runs `engine` over the batches and checks every count; returns the results.
+fn check_engine(
+    engine: &mut GpuEngine,
+    g0: &GraphData,
+    q: &QueryGraph,
+    batches: &[Vec<LocatedUpdate>],
+    want: &[(u64, u64)],
+    what: &str,
+) -> Vec<BatchResult> {
+    engine.init(g0, q).unwrap();
+    let mut out = Vec::new();
+    for (i, b) in batches.iter().enumerate() {
+        let r = engine
+            .process(batch(b))
+            .unwrap_or_else(|e| panic!("{what}: batch {i}: {e}"));
+        assert_eq!((r.positive, r.negative), want[i], "{what}: batch {i} ({:?})", r.extra);
+        for key in ["fe_seconds", "dc_seconds", "kernel_seconds", "host_bytes"] {
+            assert!(r.extra.contains_key(key), "{what}: extra lacks {key}");
+        }
+        assert_eq!(r.extra["host_bytes_kind"], "counted");
+        out.push(r);
+    }
+    out
+}
+
+fn variants() -> Vec<(Variant, Budget)> {
+    vec![
+        (Variant::Zp, Budget::default()),
+        (Variant::Um, Budget::default()),
+        (Variant::Vsgm { k: None }, Budget::Bytes(256 << 20)),
+        (Variant::Naive, Budget::Fraction(0.2)),
+        (Variant::Gcsm, Budget::Fraction(0.2)),
+    ]
+}
+
+#[test]
+fn engine_without_gpu_is_a_clear_error() {
+    match GpuEngine::new(Variant::Gcsm, Budget::default(), order()) {
+        Ok(e) => eprintln!("GPU present: {}", e.gpu().info().name),
+        Err(e) => {
+            assert!(e.is_unavailable(), "unexpected error kind: {e}");
+            assert!(e.to_string().contains("GPU") || e.to_string().contains("NVRTC"), "{e}");
+            println!("SKIPPED (no GPU): {e}");
+        }
+    }
+}
+
+#[test]
+fn every_variant_matches_cpu_on_mixed_batches() {
+    let g = rmat_graph(11, 20_000, 2, None, 21);
+    let (g0, batches) = stream(&g, 256, 4, 22);
+    for (name, labels) in [
+        ("triangle", &[0u32, 1][..]),
+        ("house", &[0, 1][..]),
+        ("5-cycle", &[0][..]),
+        ("diamond", &[1, 0][..]),
+    ] {
+        let q = query(name, labels);
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "{name}: vacuous");
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, &q, &batches, &want, &format!("{name}/{}", v.name()));
+        }
+    }
+}
+
+#[test]
+fn single_edge_batches_use_symmetry_weights() {
+    let g = er_graph(300, 3000, 1, None, 23);
+    let (g0, batches) = stream(&g, 1, 16, 24);
+    let q = query("4-clique", &[0]);
+    let want = cpu_results(&g0, &q, &batches);
+    for v in [Variant::Zp, Variant::Gcsm] {
+        let Some(mut e) = engine_or_skip(v, Budget::Fraction(0.2)) else {
+            return;
+        };
+        check_engine(&mut e, &g0, &q, &batches, &want, v.name());
+    }
+}
+
+#[test]
+fn edge_labelled_graphs_match_cpu() {
+    let g = rmat_graph(10, 8000, 2, Some(2), 25);
+    let (g0, batches) = stream(&g, 128, 3, 26);
+    for q in [
+        edge_labelled_query("triangle", &[0, 1], &[0, 1]),
+        edge_labelled_query("house", &[0], &[1, 0, 0]),
+    ] {
+        let want = cpu_results(&g0, &q, &batches);
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, &q, &batches, &want, &format!("elabel/{}", v.name()));
+        }
+    }
+}
+
+#[test]
+fn vertices_added_mid_stream_match_cpu() {
+    let g = er_graph(150, 900, 2, None, 27);
+    let (g0, batches) = growth_stream(&g, 32, 3, 28);
+    for q in [query("triangle", &[1, 0]), query("diamond", &[0, 1])] {
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, &q, &batches, &want, &format!("growth/{}", v.name()));
+        }
+    }
+}
+
+#[test]
+fn full_cache_reads_no_host_bytes_and_zp_does() {
+    let g = rmat_graph(10, 8000, 2, None, 29);
+    let (g0, batches) = stream(&g, 128, 2, 30);
+    let q = query("house", &[0, 1]);
+    let want = cpu_results(&g0, &q, &batches);
+    let Some(mut full) = engine_or_skip(Variant::Naive, Budget::Fraction(10.0)) else {
+        return;
+    };
+    let r = check_engine(&mut full, &g0, &q, &batches, &want, "naive/full");
+    for x in &r {
+        assert_eq!(x.extra["host_bytes"], 0, "{:?}", x.extra);
+        assert!(x.extra["cache_bytes"].as_u64().unwrap() > 0);
+    }
+    let mut zp = engine_or_skip(Variant::Zp, Budget::default()).unwrap();
+    let r = check_engine(&mut zp, &g0, &q, &batches, &want, "zp");
+    assert!(r.iter().any(|x| x.extra["host_bytes"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn vsgm_over_budget_is_a_clear_error_and_leaves_the_graph() {
+    let g = rmat_graph(10, 8000, 2, None, 31);
+    let (g0, batches) = stream(&g, 128, 2, 32);
+    let q = query("house", &[0, 1]);
+    let Some(mut e) = engine_or_skip(Variant::Vsgm { k: Some(2) }, Budget::Bytes(64)) else {
+        return;
+    };
+    e.init(&g0, &q).unwrap();
+    let before = e.with_graph(|g| g.unwrap().to_data());
+    let err = e.process(batch(&batches[0])).unwrap_err();
+    assert!(err.to_string().contains("over budget"), "{err}");
+    let after = e.with_graph(|g| g.unwrap().to_data());
+    assert_eq!(before, after, "a failed batch must leave the graph unchanged");
+}
+
+fn assert_mirror(h: &HostGraph, g: &DynamicGraph, what: &str) {
+    let (table, labels) = h.download_table().unwrap();
+    assert!(table.len() >= g.num_vertices(), "{what}");
+    for v in 0..g.num_vertices() as VertexId {
+        let nb = g.nbrs(v, Version::New);
+        let mut ids = nb.base.to_vec();
+        ids.extend_from_slice(nb.delta);
+        let (sids, slabs) = h.stored_list(v).unwrap();
+        assert_eq!(sids, ids, "{what}: list of {v}");
+        if g.edge_labelled() {
+            let mut labs = nb.base_labels.to_vec();
+            labs.extend_from_slice(nb.delta_labels);
+            assert_eq!(slabs, labs, "{what}: labels of {v}");
+        }
+        let e = table[v as usize];
+        assert_eq!(e, h.entry(v).unwrap(), "{what}: device entry of {v}");
+        assert_eq!(
+            (e.base as usize, e.len as usize),
+            (nb.base.len(), ids.len()),
+            "{what}: {v}"
+        );
+        assert_eq!(labels[v as usize], g.labels()[v as usize], "{what}: label of {v}");
+    }
+}
+
+#[test]
+fn host_graph_mirrors_staged_and_committed_lists() {
+    let gpu = match csm_gpu::Gpu::open(0) {
+        Ok(g) => Arc::new(g),
+        Err(e) => {
+            println!("SKIPPED (no GPU): {e}");
+            return;
+        }
+    };
+    let g = er_graph(100, 500, 2, Some(3), 33);
+    let (g0, batches) = growth_stream(&g, 24, 2, 34);
+    for memory in [HostMemory::Pinned, HostMemory::Managed] {
+        let mut dg = DynamicGraph::from_data(&g0).unwrap();
+        let mut h = HostGraph::build(gpu.clone(), &dg, memory, true).unwrap();
+        assert_mirror(&h, &dg, "initial");
+        for (i, b) in batches.iter().enumerate() {
+            dg.stage(b, "t", Strictness::Strict).unwrap();
+            let changed = csm_gpu::engine::changed_vertices(&dg);
+            h.sync(&dg, &changed).unwrap();
+            assert_mirror(&h, &dg, &format!("{memory:?} staged {i}"));
+            dg.commit();
+            h.sync(&dg, &changed).unwrap();
+            assert_mirror(&h, &dg, &format!("{memory:?} committed {i}"));
+        }
+        assert!(h.stats.relocations > 0, "growth batches must relocate some lists");
+        assert!(h.stats.new_vertices > 0);
+    }
+}
+
+#[test]
+fn static_counts_match_cpu() {
+    let g = rmat_graph(11, 15_000, 2, None, 35);
+    let csr = CsrGraph::from_data(&g).unwrap();
+    let cpu = CpuEngine::new(1, order()).unwrap();
+    for (name, labels) in [
+        ("triangle", &[0u32][..]),
+        ("square", &[0, 1][..]),
+        ("house", &[0, 1][..]),
+    ] {
+        let q = query(name, labels);
+        let want = cpu.count(&csr, &q).unwrap();
+        assert!(want > 0, "{name}: vacuous");
+        for v in [Variant::Zp, Variant::Um, Variant::Gcsm] {
+            let Some(e) = engine_or_skip(v, Budget::default()) else {
+                return;
+            };
+            assert_eq!(StaticMatcher::count(&e, &csr, &q).unwrap(), want, "{name}/{}", v.name());
+        }
+    }
+}
+
+#[test]
+fn big_queries_are_refused_cleanly() {
+    if let Err(e) = gpu_available() {
+        println!("SKIPPED (no GPU): {e}");
+        return;
+    }
+    let labels = vec![0; 9];
+    let edges: Vec<_> = (0..8).map(|i| (i, i + 1, 0)).collect();
+    let q = QueryGraph::new(labels, &edges, false).unwrap();
+    let g = er_graph(50, 100, 1, None, 1);
+    let mut e = GpuEngine::new(Variant::Zp, Budget::default(), order()).unwrap();
+    let err = e.init(&g, &q).unwrap_err();
+    assert!(err.to_string().contains("at most 8"), "{err}");
+    let _ = GpuError::OverBudget(String::new());
+}
+
+#[test]
+fn expanded_and_sliced_tasks_match_cpu() {
+    use csm_gpu::plan::TaskOptions;
+    use csm_gpu::MatcherConfig;
+    if let Err(e) = gpu_available() {
+        println!("SKIPPED (no GPU): {e}");
+        return;
+    }
+    let g = rmat_graph(11, 20_000, 2, None, 43);
+    let (g0, batches) = stream(&g, 128, 3, 44);
+    for (name, labels) in [
+        ("house", &[0u32, 1][..]),
+        ("diamond", &[1, 0][..]),
+        ("5-cycle", &[0][..]),
+    ] {
+        let q = query(name, labels);
+        let want = cpu_results(&g0, &q, &batches);
+        for (expand_above, max_prefix, max_task) in [(4, 4, 8), (0, 3, 0), (64, 4, 32)] {
+            let config = MatcherConfig {
+                tasks: TaskOptions {
+                    expand_above,
+                    max_prefix,
+                    max_task,
+                    max_tasks: 1 << 20,
+                },
+                chunk: 64,
+                ..MatcherConfig::default()
+            };
+            for v in [Variant::Zp, Variant::Gcsm] {
+                let mut e = GpuEngine::with_config(v, Budget::Fraction(0.1), order(), config).unwrap();
+                check_engine(&mut e, &g0, &q, &batches, &want, &format!("{name}/{}/split", v.name()));
+            }
+        }
+    }
+}

@@ -1,0 +1,496 @@
+// Incremental (and static) subgraph matching kernel (match v1).
+//
+// GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
+//
+// * one warp per seed (a batch edge orientation bound to a delta plan's seed
+//   edge, or one start vertex of a static plan), fetched dynamically with an
+//   atomicAdd on a global seed counter;
+// * a per-warp DFS stack over the plan's levels; each level keeps a candidate
+//   buffer of at most `chunk` vertices in a per-warp slice of global memory
+//   and a cursor into the list it iterates, so candidate sets of any size are
+//   produced chunk by chunk;
+// * warp-cooperative intersection: each lane takes one element of the
+//   smallest list and binary-searches the other lists; ballot/popc compact the
+//   survivors into the candidate buffer;
+// * lists are read in the version the plan names: Old = the old part, marks
+//   ignored; Common = the old part minus marked entries; New = Common plus the
+//   appended part (N' = N u dN, Sec. V-C);
+// * the last level is counted, not enumerated;
+// * every list lookup first binary-searches the DCSR cache's rowidx (device
+//   memory, Fig. 6); otherwise it follows the vertex table's device pointer
+//   (pDevice of Sec. V-A) into pinned host memory (zero-copy), managed memory
+//   (UM) or device memory (static mode). Short host lists are first staged
+//   into a per-warp device buffer with coalesced 128-B loads; long ones are
+//   binary-searched in place. Every element loaded from a host list adds 4
+//   bytes to the per-lane "counted" host-byte counter.
+//
+// Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define MAXQ 8          // query vertices (plan depth) supported
+#define MAXR 7          // reads per level (at most MAXQ - 1)
+#define WARPS 4         // warps per block (block = 128 threads)
+#define NONE 0xffffffffu
+#define MARK 0x80000000u
+#define VOLD 0u
+#define VCOMMON 1u
+#define VNEW 2u
+#define FULL 0xffffffffu
+
+// Plan layout (u32 words), PLAN_WORDS per plan:
+//   [0] depth  [1] start depth (2 for delta plans, 1 for static plans)
+//   [2] sign (0 = positive, 1 = negative)  [3] check_labels
+//   level d at PLAN_HEADER + d * LEVEL_WORDS:
+//     [0] vertex label  [1] number of reads  [2] number of conflicts  [3] 0
+//     [4 .. 4+MAXR)          reads: pos | version << 8
+//     [4+MAXR .. 4+2*MAXR)   read edge labels (NONE = any)
+//     [4+2*MAXR .. +MAXQ)    conflict positions
+#define PLAN_HEADER 4
+#define LEVEL_WORDS 28
+#define PLAN_WORDS (PLAN_HEADER + MAXQ * LEVEL_WORDS)
+#define L_READS 4
+#define L_ELABELS (4 + MAXR)
+#define L_CONFS (4 + 2 * MAXR)
+
+// One vertex-table entry (24 bytes; crates/gpu/src/host_graph.rs VEntry).
+struct VEntry {
+    u64 ids;   // device address of the raw list: old part (marks) then appended part
+    u64 labs;  // device address of the parallel edge labels (0 without edge labels)
+    u32 base;  // length of the old part
+    u32 len;   // old part + appended part
+};
+
+// Kernel parameters (crates/gpu/src/matcher.rs MatchParams): all 64-bit.
+struct Params {
+    u64 plans, nplans;
+    u64 seeds, nseeds, implicit_seeds;
+    u64 vtab, nvert, vlabels, host_counts;
+    u64 rowidx, rowptr, colidx, collab, ncached;
+    u64 cand, chunk, stage, stage_words;
+    u64 counter, out;
+    u64 time_limit_ns;  // 0 = none; else warps stop fetching seeds after this long
+};
+
+// Output slots (u64): see matcher.rs OUT_*.
+#define OUT_POS 0
+#define OUT_NEG 1
+#define OUT_HOST_BYTES 2
+#define OUT_HOST_LISTS 3
+#define OUT_CACHE_LISTS 4
+#define OUT_STAGED_LISTS 5
+#define OUT_NODES 6
+#define OUT_ABORTED 7
+#define OUT_WORDS 8
+
+struct ListRef {
+    const u32* ids;
+    const u32* labs;
+    u32 base, len, ver, elabel, host, dom;
+};
+
+struct WarpState {
+    ListRef lists[MAXQ][MAXR];
+    u32 emb[MAXQ];
+    u32 pos[MAXQ];    // cursor into the iterated list's domain
+    u32 dom[MAXQ];    // domain size of the iterated list
+    u32 ncand[MAXQ];  // candidates in the buffer
+    u32 idx[MAXQ];    // next candidate to expand
+    u32 sm[MAXQ];     // index of the iterated (smallest) read
+};
+
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ u64 warp_sum64(u64 v) {
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(FULL, v, d);
+    return v;
+}
+
+// Where v's list lives: the DCSR cache (binary search of rowidx, Fig. 6) or
+// the vertex table (pDevice).
+__device__ ListRef resolve_list(const Params& p, u32 v, u32 ver, u32 elabel, u64& cache_hits,
+                                u64& host_lists) {
+    ListRef r;
+    r.ver = ver;
+    r.elabel = elabel;
+    bool found = false;
+    if (p.ncached) {
+        const u32* rowidx = (const u32*)p.rowidx;
+        u32 lo = 0, hi = (u32)p.ncached;
+        while (lo < hi) {
+            const u32 mid = (lo + hi) >> 1;
+            if (__ldg(rowidx + mid) < v) lo = mid + 1; else hi = mid;
+        }
+        if (lo < (u32)p.ncached && __ldg(rowidx + lo) == v) {
+            const u32* rowptr = (const u32*)p.rowptr;
+            const u32 s = __ldg(rowptr + 2 * lo);
+            const u32 a = __ldg(rowptr + 2 * lo + 1);
+            const u32 e = __ldg(rowptr + 2 * lo + 2);
+            r.ids = (const u32*)p.colidx + s;
+            r.labs = p.collab ? (const u32*)p.collab + s : (const u32*)0;
+            r.len = e - s;
+            r.base = (a == NONE) ? r.len : a - s;
+            r.host = 0;
+            found = true;
+            ++cache_hits;
+        }
+    }
+    if (!found) {
+        const VEntry* t = (const VEntry*)p.vtab + v;
+        r.ids = (const u32*)t->ids;
+        r.labs = (const u32*)t->labs;
+        r.base = t->base;
+        r.len = t->len;
+        r.host = (u32)p.host_counts;
+        if (r.host) ++host_lists;
+    }
+    r.dom = (ver == VNEW) ? r.len : r.base;
+    return r;
+}
+
+// First index in [lo, hi) whose value (marks stripped) is >= x.
+__device__ __forceinline__ u32 lower_bound_marked(const u32* l, u32 lo, u32 hi, u32 x, u32& probes) {
+    while (lo < hi) {
+        const u32 mid = (lo + hi) >> 1;
+        ++probes;
+        if ((l[mid] & ~MARK) < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Whether x is in list L (in L's version, with L's edge label).
+__device__ bool member(const ListRef& L, u32 x, u64& bytes) {
+    u32 probes = 0;
+    bool found = false;
+    bool done = false;
+    u32 i = lower_bound_marked(L.ids, 0, L.base, x, probes);
+    if (i < L.base) {
+        const u32 e = L.ids[i];
+        ++probes;
+        if ((e & ~MARK) == x && (!(e & MARK) || L.ver == VOLD)) {
+            // Present in this version; an unmarked old entry excludes an
+            // appended copy, so the answer is final.
+            found = true;
+            done = true;
+            if (L.elabel != NONE) {
+                ++probes;
+                found = L.labs[i] == L.elabel;
+            }
+        }
+    }
+    if (!done && L.ver == VNEW && L.len > L.base) {
+        i = lower_bound_marked(L.ids, L.base, L.len, x, probes);
+        if (i < L.len) {
+            ++probes;
+            if (L.ids[i] == x) {
+                found = true;
+                if (L.elabel != NONE) {
+                    ++probes;
+                    found = L.labs[i] == L.elabel;
+                }
+            }
+        }
+    }
+    if (L.host) bytes += 4ull * probes;
+    return found;
+}
+
+// Element i of the iterated list S's domain, if it belongs to S's version and
+// carries S's edge label.
+__device__ __forceinline__ bool element(const ListRef& S, u32 i, u32& c, u64& bytes) {
+    const u32 e = S.ids[i];
+    u32 loads = 1;
+    bool ok;
+    if (i < S.base) {
+        ok = !(e & MARK) || S.ver == VOLD;
+        c = e & ~MARK;
+    } else {
+        ok = true;
+        c = e;
+    }
+    if (ok && S.elabel != NONE) {
+        ++loads;
+        ok = S.labs[i] == S.elabel;
+    }
+    if (S.host) bytes += 4ull * loads;
+    return ok;
+}
+
+// Label, injectivity and membership tests of candidate c at level d.
+__device__ __forceinline__ bool accept(const Params& p, const WarpState& ws, const u32* lv, u32 d,
+                                       u32 checkl, u32 c, u64& bytes) {
+    if (checkl && __ldg((const u32*)p.vlabels + c) != lv[0]) return false;
+    const u32 nconf = lv[2];
+    for (u32 j = 0; j < nconf; ++j)
+        if (ws.emb[lv[L_CONFS + j]] == c) return false;
+    const u32 nr = lv[1];
+    const u32 sm = ws.sm[d];
+    for (u32 k = 0; k < nr; ++k) {
+        if (k == sm) continue;
+        if (!member(ws.lists[d][k], c, bytes)) return false;
+    }
+    return true;
+}
+
+// Resolves the lists of level d for the current prefix, picks the smallest
+// as the iterated one and stages short host lists into the warp's buffer.
+__device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
+                            u32* stage, u64& bytes, u64& cache_hits, u64& host_lists,
+                            u64& staged) {
+    const u32 nr = lv[1];
+    if (lane < nr) {
+        const u32 rd = lv[L_READS + lane];
+        const u32 v = ws.emb[rd & 0xffu];
+        ws.lists[d][lane] = resolve_list(p, v, rd >> 8, lv[L_ELABELS + lane], cache_hits, host_lists);
+    }
+    __syncwarp();
+    u32 sm = 0, best = NONE;
+    for (u32 k = 0; k < nr; ++k) {
+        const u32 dk = ws.lists[d][k].dom;
+        if (dk < best) { best = dk; sm = k; }
+    }
+    // Stage the other host lists while they fit (coalesced 128-B loads).
+    u32 used = 0;
+    const u32 cap = (u32)p.stage_words;
+    u32* area = stage + (u64)d * cap;
+    for (u32 k = 0; k < nr; ++k) {
+        if (k == sm) continue;
+        const ListRef L = ws.lists[d][k];
+        if (!L.host || L.len == 0) continue;
+        const u32 words = (L.elabel != NONE) ? 2 * L.len : L.len;
+        if (used + words > cap) continue;
+        u32* dst = area + used;
+        for (u32 i = lane; i < L.len; i += 32) {
+            dst[i] = L.ids[i];
+            bytes += 4;
+        }
+        if (L.elabel != NONE) {
+            for (u32 i = lane; i < L.len; i += 32) {
+                dst[L.len + i] = L.labs[i];
+                bytes += 4;
+            }
+        }
+        __syncwarp();
+        if (lane == 0) {
+            ws.lists[d][k].ids = dst;
+            ws.lists[d][k].labs = (L.elabel != NONE) ? dst + L.len : (const u32*)0;
+            ws.lists[d][k].host = 0;
+            ++staged;
+        }
+        used += words;
+    }
+    __syncwarp();
+    if (lane == 0) {
+        ws.sm[d] = sm;
+        ws.pos[d] = 0;
+        ws.dom[d] = (nr > 0) ? best : 0;
+        ws.ncand[d] = 0;
+        ws.idx[d] = 0;
+    }
+    __syncwarp();
+}
+
+// Next chunk of level d's candidates into the warp's buffer.
+__device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
+                           u32 checkl, u32* cand, u64& bytes) {
+    const ListRef& S = ws.lists[d][ws.sm[d]];
+    const u32 chunk = (u32)p.chunk;
+    const u32 begin = ws.pos[d];
+    const u32 dom = ws.dom[d];
+    const u32 end = (dom - begin > chunk) ? begin + chunk : dom;
+    u32* out = cand + (u64)d * chunk;
+    u32 n = 0;
+    for (u32 i0 = begin; i0 < end; i0 += 32) {
+        const u32 i = i0 + lane;
+        u32 c = 0;
+        bool ok = false;
+        if (i < end) ok = element(S, i, c, bytes) && accept(p, ws, lv, d, checkl, c, bytes);
+        const u32 m = __ballot_sync(FULL, ok);
+        if (ok) out[n + __popc(m & ((1u << lane) - 1u))] = c;
+        n += __popc(m);
+    }
+    __syncwarp();
+    if (lane == 0) {
+        ws.pos[d] = end;
+        ws.ncand[d] = n;
+        ws.idx[d] = 0;
+    }
+    __syncwarp();
+}
+
+// Per-lane share of the number of accepted elements at the last level d
+// (from the level's cursor, 0 except for a split first level).
+__device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane,
+                           u32 checkl, u64& bytes) {
+    const ListRef& S = ws.lists[d][ws.sm[d]];
+    const u32 dom = ws.dom[d];
+    u64 cnt = 0;
+    for (u32 i = ws.pos[d] + lane; i < dom; i += 32) {
+        u32 c;
+        if (element(S, i, c, bytes) && accept(p, ws, lv, d, checkl, c, bytes)) ++cnt;
+    }
+    return cnt;
+}
+
+extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Params p) {
+    __shared__ WarpState sws[WARPS];
+    const u32 lane = threadIdx.x & 31u;
+    const u32 w = threadIdx.x >> 5;
+    WarpState& ws = sws[w];
+    const u64 gw = (u64)blockIdx.x * WARPS + w;
+    u32* cand = (u32*)p.cand + gw * MAXQ * p.chunk;
+    u32* stage = (u32*)p.stage + gw * MAXQ * p.stage_words;
+    const u32* vlabels = (const u32*)p.vlabels;
+
+    u64 cpos = 0, cneg = 0, bytes = 0, cache_hits = 0, host_lists = 0, staged = 0, nodes = 0;
+    const u64 t_start = p.time_limit_ns ? global_ns() : 0;
+    bool aborted = false;
+    for (;;) {
+        u64 s = 0;
+        if (lane == 0) s = atomicAdd((u64*)p.counter, 1ull);
+        s = __shfl_sync(FULL, s, 0);
+        if (s >= p.nseeds) break;
+        if (p.time_limit_ns) {
+            u32 late = 0;
+            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
+            if (__shfl_sync(FULL, late, 0)) aborted = true;
+        }
+        if (aborted) {
+            // Out of time: leave the remaining tasks and flag the result.
+            if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
+            break;
+        }
+        u32 plan, weight = 1, lo = 0, hi = NONE, start = 0;
+        u32 v0, v1 = 0, v2 = 0, v3 = 0;
+        if (p.implicit_seeds) {
+            plan = 0;
+            v0 = (u32)s;
+        } else {
+            // A task (12 words): the subtree below the bound prefix
+            // v0..v[start-1] of `plan`, restricted to the slice [lo, hi) of
+            // level `start`'s iterated list. Heavy seeds are expanded and
+            // sliced on the host for load balance.
+            const uint4 ta = __ldg((const uint4*)p.seeds + 3 * s);
+            const uint4 tb = __ldg((const uint4*)p.seeds + 3 * s + 1);
+            const uint4 tc = __ldg((const uint4*)p.seeds + 3 * s + 2);
+            plan = ta.x;
+            weight = ta.y;
+            lo = ta.z;
+            hi = ta.w;
+            start = tb.x;
+            v0 = tb.y;
+            v1 = tb.z;
+            v2 = tb.w;
+            v3 = tc.x;
+        }
+        const u32* P = (const u32*)p.plans + (u64)plan * PLAN_WORDS;
+        const u32 depth = P[0], sign = P[2], checkl = P[3];
+        if (p.implicit_seeds) {
+            start = P[1];
+            if (__ldg(vlabels + v0) != P[PLAN_HEADER]) continue;
+        }
+        __syncwarp();
+        if (lane == 0) {
+            ws.emb[0] = v0;
+            ws.emb[1] = v1;
+            ws.emb[2] = v2;
+            ws.emb[3] = v3;
+        }
+        __syncwarp();
+        u64 local = 0;
+        if (start >= depth) {
+            if (lane == 0) local = 1;
+        } else {
+            u32 d = start;
+            const u32* lv = P + PLAN_HEADER + d * LEVEL_WORDS;
+            enter_level(p, ws, lv, d, lane, stage, bytes, cache_hits, host_lists, staged);
+            ++nodes;
+            if (lane == 0) {
+                const u32 dm = ws.dom[d];
+                ws.dom[d] = hi < dm ? hi : dm;
+                ws.pos[d] = lo < ws.dom[d] ? lo : ws.dom[d];
+            }
+            __syncwarp();
+            if (d + 1 == depth) {
+                local += count_level(p, ws, lv, d, lane, checkl, bytes);
+            } else {
+                fill_chunk(p, ws, lv, d, lane, checkl, cand, bytes);
+                for (;;) {
+                    if (ws.idx[d] < ws.ncand[d]) {
+                        const u32 c = cand[(u64)d * p.chunk + ws.idx[d]];
+                        __syncwarp();
+                        if (lane == 0) {
+                            ws.idx[d] += 1;
+                            ws.emb[d] = c;
+                        }
+                        __syncwarp();
+                        const u32 nd = d + 1;
+                        const u32* nlv = P + PLAN_HEADER + nd * LEVEL_WORDS;
+                        enter_level(p, ws, nlv, nd, lane, stage, bytes, cache_hits, host_lists,
+                                    staged);
+                        ++nodes;
+                        if (p.time_limit_ns && (nodes & 255u) == 0) {
+                            u32 late = 0;
+                            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
+                            if (__shfl_sync(FULL, late, 0)) {
+                                // Flag now: this may be the warp's last task
+                                // (the fetch loop then ends without a check).
+                                aborted = true;
+                                if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
+                                break;
+                            }
+                        }
+                        if (nd + 1 == depth) {
+                            local += count_level(p, ws, nlv, nd, lane, checkl, bytes);
+                        } else {
+                            d = nd;
+                            fill_chunk(p, ws, nlv, d, lane, checkl, cand, bytes);
+                        }
+                    } else if (ws.pos[d] < ws.dom[d]) {
+                        fill_chunk(p, ws, P + PLAN_HEADER + d * LEVEL_WORDS, d, lane, checkl,
+                                   cand, bytes);
+                    } else {
+                        if (d == start) break;
+                        --d;
+                    }
+                }
+            }
+        }
+        if (sign == 0) cpos += local * weight; else cneg += local * weight;
+    }
+    cpos = warp_sum64(cpos);
+    cneg = warp_sum64(cneg);
+    bytes = warp_sum64(bytes);
+    host_lists = warp_sum64(host_lists);
+    cache_hits = warp_sum64(cache_hits);
+    staged = warp_sum64(staged);
+    if (lane == 0) {
+        u64* out = (u64*)p.out;
+        if (cpos) atomicAdd(out + OUT_POS, cpos);
+        if (cneg) atomicAdd(out + OUT_NEG, cneg);
+        if (bytes) atomicAdd(out + OUT_HOST_BYTES, bytes);
+        if (host_lists) atomicAdd(out + OUT_HOST_LISTS, host_lists);
+        if (cache_hits) atomicAdd(out + OUT_CACHE_LISTS, cache_hits);
+        if (staged) atomicAdd(out + OUT_STAGED_LISTS, staged);
+        if (nodes) atomicAdd(out + OUT_NODES, nodes);
+    }
+}
+
+// table[idx[i]] = src[i]: per-batch updates of the device vertex table.
+extern "C" __global__ void scatter_entries(VEntry* __restrict__ table, const u32* __restrict__ idx,
+                                           const VEntry* __restrict__ src, u32 n) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        table[idx[i]] = src[i];
+}
+
+// dst[idx[i]] = vals[i]: per-batch updates of the device vertex labels.
+extern "C" __global__ void scatter_u32(u32* __restrict__ dst, const u32* __restrict__ idx,
+                                       const u32* __restrict__ vals, u32 n) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        dst[idx[i]] = vals[i];
+}
