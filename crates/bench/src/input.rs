@@ -319,11 +319,55 @@ pub struct EngineArgs {
     /// Matching order: gcsm (GCSM's fixed order) or cost (cost-based).
     #[arg(long, value_name = "ORDER", default_value = "gcsm")]
     pub order: String,
+    /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm.
+    #[arg(long, value_name = "V", default_value = "gcsm")]
+    pub variant: String,
+    /// GPU cache budget for `--engine gpu`: bytes, or a fraction of the graph
+    /// like 0.05.
+    #[arg(long, value_name = "B", default_value = "0.05")]
+    pub budget: String,
 }
 
 impl EngineArgs {
     pub fn options(&self) -> Result<EngineOptions> {
         engine_options(self.threads, &self.order)
+    }
+
+    fn gpu(&self) -> Result<csm_gpu::GpuEngine> {
+        let variant = csm_gpu::Variant::parse(&self.variant).ok_or_else(|| {
+            anyhow!(
+                "unknown GPU variant `{}` (expected zp, um, vsgm, vsgm:K, naive, gcsm)",
+                self.variant
+            )
+        })?;
+        let budget = match self.budget.parse::<f64>() {
+            Ok(f) if f > 0.0 && f < 1.0 => csm_gpu::Budget::Fraction(f),
+            Ok(b) if b >= 1.0 => csm_gpu::Budget::Bytes(b as usize),
+            _ => bail!(
+                "--budget must be a byte count or a fraction in (0, 1), got `{}`",
+                self.budget
+            ),
+        };
+        Ok(csm_gpu::GpuEngine::new(variant, budget, order_strategy(&self.order)?)?)
+    }
+
+    /// The static matcher named by `--engine` (the registry's, or `gpu`).
+    pub fn static_engine(&self) -> Result<Box<dyn csm_engine::StaticMatcher>> {
+        if self.engine == "gpu" {
+            return Ok(Box::new(self.gpu()?));
+        }
+        Ok(csm_baselines::registry::static_engine(&self.engine, &self.options()?)?)
+    }
+
+    /// The continuous matcher named by `--engine` (the registry's, or `gpu`).
+    pub fn continuous_engine(&self) -> Result<Box<dyn csm_engine::ContinuousMatcher>> {
+        if self.engine == "gpu" {
+            return Ok(Box::new(self.gpu()?));
+        }
+        Ok(csm_baselines::registry::continuous_engine(
+            &self.engine,
+            &self.options()?,
+        )?)
     }
 }
 

@@ -4,7 +4,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use csm_baselines::registry;
 use csm_graph::format::Format;
 use csm_graph::CsrGraph;
 use serde_json::json;
@@ -37,8 +36,7 @@ pub struct MatchArgs {
 pub fn run(args: MatchArgs) -> Result<()> {
     let g = args.graph.load()?;
     let q = input::load_query(&args.query, args.query_format)?;
-    let opts = args.engine.options()?;
-    let engine = registry::static_engine(&args.engine.engine, &opts)?;
+    let engine = args.engine.static_engine()?;
     let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
         e.source_name = g.name.clone();
         e

@@ -131,7 +131,7 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     let g = args.graph.load()?;
     let q = input::load_query(&args.query, args.query_format)?;
     let opts = args.engine.options()?;
-    let mut engine = registry::continuous_engine(&args.engine.engine, &opts)?;
+    let mut engine = args.engine.continuous_engine()?;
     let w = input::workload(g.data, &args.stream, None)?;
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
