@@ -15,8 +15,8 @@ use csm_graph::gen::{self, Labeller, StreamAmount, RMAT_STANDARD};
 use csm_graph::{DynamicGraph, Strictness};
 use csm_planner::{delta_plans, GcsmOrder, GraphStats, QueryGraph};
 use csm_sampler::{
-    cache_metrics, exact_access_counts, merged_walk, merged_walk_par, paper_walks, sequential_exact_match, ExecutionTree,
-    Splitting,
+    cache_metrics, exact_access_counts, merged_walk, merged_walk_par, paper_walks, sequential_exact_match,
+    ExecutionTree, Splitting,
 };
 
 fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
@@ -43,16 +43,29 @@ fn main() {
     let labels: u32 = env("SAMPLER_LABELS", 8);
     let batch: usize = env("SAMPLER_BATCH", 4096);
     let reps: usize = env("SAMPLER_REPS", 3);
-    let queries: String = env("SAMPLER_QUERIES", "triangle:0,1,2;diamond:0,1,2,3;house:0,1,2,3,4".to_string());
+    let queries: String = env(
+        "SAMPLER_QUERIES",
+        "triangle:0,1,2;diamond:0,1,2,3;house:0,1,2,3,4".to_string(),
+    );
 
     let n = 1usize << scale;
     let (a, b, c) = RMAT_STANDARD;
     let pairs = gen::rmat(scale, edges, a, b, c, 1);
-    let lab = if labels <= 1 { Labeller::Constant } else { Labeller::Uniform { num_labels: labels, seed: 1 } };
+    let lab = if labels <= 1 {
+        Labeller::Constant
+    } else {
+        Labeller::Uniform {
+            num_labels: labels,
+            seed: 1,
+        }
+    };
     let data = gen::graph_from_pairs(n, &pairs, gen::assign_labels(n, &lab), None);
     let (g0, stream) = gen::make_stream(&data, StreamAmount::Count(batch), 0.5, 2);
     let mut g = DynamicGraph::from_data(&g0).expect("valid graph");
-    let delta = g.stage(&stream, "<bench>", Strictness::Strict).expect("valid batch").clone();
+    let delta = g
+        .stage(&stream, "<bench>", Strictness::Strict)
+        .expect("valid batch")
+        .clone();
     println!("R-MAT scale {scale}, {edges} edges, {labels} labels, batch {batch}, best of {reps}");
     println!(
         "| query | R | D | walks | tree nodes | exact match (1 thr) | exact count | walk (1 thr) | walk (rayon) | FE (1 thr) | cov top1 | cov top5 |"
@@ -68,7 +81,11 @@ fn main() {
         let q = QueryGraph::from_data(&qd).expect("valid query");
         let plans = delta_plans(&q, &GcsmOrder, &GraphStats::of(&g));
         let tree = ExecutionTree::new(&g, &plans, &delta);
-        let m = paper_walks(delta.inserted.len() + delta.deleted.len(), tree.max_degree, tree.query_size());
+        let m = paper_walks(
+            delta.inserted.len() + delta.deleted.len(),
+            tree.max_degree,
+            tree.query_size(),
+        );
         let (t_match, _) = best(reps, || sequential_exact_match(&g, &plans, &delta));
         let (t_count, exact) = best(reps, || exact_access_counts(&tree));
         let (t_walk, est) = best(reps, || merged_walk(&tree, m, 7, Splitting::Multinomial));

@@ -58,7 +58,14 @@ pub struct Confidence {
 
 impl Default for Confidence {
     fn default() -> Self {
-        Confidence { alpha: 0.5, delta: 0.9, initial: 1024, max_walks: 1 << 26, focus: 0.05, max_rounds: 8 }
+        Confidence {
+            alpha: 0.5,
+            delta: 0.9,
+            initial: 1024,
+            max_walks: 1 << 26,
+            focus: 0.05,
+            max_rounds: 8,
+        }
     }
 }
 
@@ -152,13 +159,21 @@ pub fn estimate_with_confidence<G: GraphView + ?Sized>(
     let (r, d) = (tree.num_roots(), tree.max_degree);
     let first = conf.initial.min(conf.max_walks);
     let mut est = opts.run(tree, first, seed);
-    let mut out = Refinement { rounds: 1, walks: first, ..Refinement::default() };
+    let mut out = Refinement {
+        rounds: 1,
+        walks: first,
+        ..Refinement::default()
+    };
     if r == 0 || tree.reads_per_path() == 0 {
         return (est, out);
     }
     loop {
         let c_y = boundary(&est).unwrap_or(0.0);
-        let required = if c_y > 0.0 { eq5_walks(n, conf.alpha, conf.delta, r, d, c_y) } else { est.walks.saturating_mul(2) };
+        let required = if c_y > 0.0 {
+            eq5_walks(n, conf.alpha, conf.delta, r, d, c_y)
+        } else {
+            est.walks.saturating_mul(2)
+        };
         out.c_y = c_y;
         out.required = required;
         out.walks = est.walks;
@@ -201,7 +216,17 @@ mod tests {
     #[test]
     fn validation() {
         assert!(Confidence::default().validate().is_ok());
-        assert!(Confidence { delta: 1.0, ..Confidence::default() }.validate().is_err());
-        assert!(Confidence { alpha: 0.0, ..Confidence::default() }.validate().is_err());
+        assert!(Confidence {
+            delta: 1.0,
+            ..Confidence::default()
+        }
+        .validate()
+        .is_err());
+        assert!(Confidence {
+            alpha: 0.0,
+            ..Confidence::default()
+        }
+        .validate()
+        .is_err());
     }
 }

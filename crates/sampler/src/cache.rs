@@ -96,7 +96,11 @@ pub fn list_bytes(g: &DynamicGraph, v: VertexId) -> usize {
 /// Goes down `ranked` taking every vertex whose list still fits in
 /// `budget_bytes` (pack overhead included), skipping those that do not and
 /// repeated ones. Returns the vertices taken and the pack size.
-pub fn take_within_budget(g: &DynamicGraph, ranked: impl IntoIterator<Item = VertexId>, budget_bytes: usize) -> (Vec<VertexId>, usize) {
+pub fn take_within_budget(
+    g: &DynamicGraph,
+    ranked: impl IntoIterator<Item = VertexId>,
+    budget_bytes: usize,
+) -> (Vec<VertexId>, usize) {
     let mut used = DcsrPack::EMPTY_BYTES;
     let mut out = Vec::new();
     if budget_bytes < used {
@@ -137,7 +141,11 @@ impl Selection {
     /// A selection of `vertices` with its size computed.
     pub fn of(g: &DynamicGraph, vertices: Vec<VertexId>) -> Selection {
         let bytes = pack_bytes(g, &vertices);
-        Selection { vertices, bytes, ..Selection::default() }
+        Selection {
+            vertices,
+            bytes,
+            ..Selection::default()
+        }
     }
 }
 
@@ -153,7 +161,12 @@ pub fn pack_bytes(g: &DynamicGraph, vertices: &[VertexId]) -> usize {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SelectError {
     #[error("{policy}: the lists to cache take {needed_bytes} bytes, over the budget of {budget_bytes} bytes (truncated to {} vertices)", partial.vertices.len())]
-    OverBudget { policy: String, needed_bytes: usize, budget_bytes: usize, partial: Box<Selection> },
+    OverBudget {
+        policy: String,
+        needed_bytes: usize,
+        budget_bytes: usize,
+        partial: Box<Selection>,
+    },
 }
 
 /// A cache-selection rule (see the module docs for how to write one).
@@ -241,7 +254,13 @@ impl CachePolicy for SampledPolicy {
     fn select_report(&self, ctx: &SelectionContext<'_>) -> Result<Selection, SelectError> {
         let (est, refinement) = self.estimate(ctx);
         let (vertices, bytes) = self.select_from(&est, ctx);
-        Ok(Selection { vertices, bytes, walks: Some(est.walks), sampled: Some(est.sampled_vertices()), refinement })
+        Ok(Selection {
+            vertices,
+            bytes,
+            walks: Some(est.walks),
+            sampled: Some(est.sampled_vertices()),
+            refinement,
+        })
     }
 }
 
@@ -285,7 +304,13 @@ impl KHopPolicy {
         let mut seen = vec![false; g.num_vertices()];
         let mut order = Vec::new();
         let mut queue = VecDeque::new();
-        let mut starts: Vec<VertexId> = ctx.delta.inserted.iter().chain(&ctx.delta.deleted).flat_map(|e| [e.u, e.v]).collect();
+        let mut starts: Vec<VertexId> = ctx
+            .delta
+            .inserted
+            .iter()
+            .chain(&ctx.delta.deleted)
+            .flat_map(|e| [e.u, e.v])
+            .collect();
         starts.sort_unstable();
         for v in starts {
             if !seen[v as usize] {
@@ -326,14 +351,22 @@ impl CachePolicy for KHopPolicy {
         let all = self.khop_set(ctx);
         let needed = pack_bytes(ctx.graph, &all);
         if needed <= ctx.budget_bytes {
-            return Ok(Selection { vertices: all, bytes: needed, ..Selection::default() });
+            return Ok(Selection {
+                vertices: all,
+                bytes: needed,
+                ..Selection::default()
+            });
         }
         let (v, bytes) = take_within_budget(ctx.graph, all, ctx.budget_bytes);
         Err(SelectError::OverBudget {
             policy: self.name(),
             needed_bytes: needed,
             budget_bytes: ctx.budget_bytes,
-            partial: Box::new(Selection { vertices: v, bytes, ..Selection::default() }),
+            partial: Box::new(Selection {
+                vertices: v,
+                bytes,
+                ..Selection::default()
+            }),
         })
     }
 }

@@ -68,10 +68,13 @@ impl DcsrPack {
         if let Some(&v) = rows.iter().find(|&&v| v as usize >= g.num_vertices()) {
             return Err(DcsrError::UnknownVertex(v));
         }
-        let nnz: usize = rows.iter().map(|&v| {
-            let (a, b) = g.raw_list(v);
-            a.len() + b.len()
-        }).sum();
+        let nnz: usize = rows
+            .iter()
+            .map(|&v| {
+                let (a, b) = g.raw_list(v);
+                a.len() + b.len()
+            })
+            .sum();
         if nnz >= NO_APPENDED as usize {
             return Err(DcsrError::TooLarge(nnz));
         }
@@ -102,7 +105,12 @@ impl DcsrPack {
         }
         debug_assert_eq!(buf.len(), words);
         debug_assert_eq!(buf.capacity(), words, "one exact allocation");
-        Ok(DcsrPack { buf, rows: n, nnz, edge_labelled: el })
+        Ok(DcsrPack {
+            buf,
+            rows: n,
+            nnz,
+            edge_labelled: el,
+        })
     }
 
     pub fn num_rows(&self) -> usize {
@@ -122,7 +130,12 @@ impl DcsrPack {
         let (n, z) = (self.rows, self.nnz);
         let c0 = 3 * n + 1;
         let e = if self.edge_labelled { z } else { 0 };
-        DcsrLayout { rowidx: 0..n, rowptr: n..c0, colidx: c0..c0 + z, elabels: c0 + z..c0 + z + e }
+        DcsrLayout {
+            rowidx: 0..n,
+            rowptr: n..c0,
+            colidx: c0..c0 + z,
+            elabels: c0 + z..c0 + z + e,
+        }
     }
 
     pub fn rowidx(&self) -> &[u32] {

@@ -28,7 +28,11 @@ pub struct AccessCounter<'s, S: AccessSink> {
 
 impl<'s, S: AccessSink> AccessCounter<'s, S> {
     pub fn new(sink: &'s mut S) -> Self {
-        AccessCounter { sink, depth: 0, nodes: 0 }
+        AccessCounter {
+            sink,
+            depth: 0,
+            nodes: 0,
+        }
     }
 
     /// Counts the accesses of the subtree of `root`.
@@ -86,7 +90,10 @@ pub fn exact_access_counts_par<G: GraphView + ?Sized>(tree: &ExecutionTree<'_, G
             *nodes += c.nodes;
         })
     });
-    let mut out = ExactCounts { counts: Freq::dense(n), nodes: 0 };
+    let mut out = ExactCounts {
+        counts: Freq::dense(n),
+        nodes: 0,
+    };
     for m in parts {
         let (c, k) = m.into_inner().unwrap_or_else(|e| e.into_inner());
         out.counts.merge(c);

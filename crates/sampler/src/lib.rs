@@ -50,11 +50,19 @@ pub mod tree;
 pub mod walk;
 
 pub use budget::{eq5_walks, estimate_with_confidence, misrank_bound, paper_walks, Confidence, Refinement, WalkRule};
-pub use cache::{CachePolicy, DegreePolicy, KHopPolicy, NoCache, SampledPolicy, SelectError, Selection, SelectionContext};
+pub use cache::{
+    CachePolicy, DegreePolicy, KHopPolicy, NoCache, SampledPolicy, SelectError, Selection, SelectionContext,
+};
 pub use dcsr::{DcsrError, DcsrLayout, DcsrPack, NO_APPENDED};
 pub use exact::{exact_access_counts, exact_access_counts_par, AccessCounter, ExactCounts};
 pub use freq::{AccessSink, Freq};
 pub use metrics::{cache_metrics, coverage, fe_fraction, hit_rate, top_access_share, top_set, CacheMetrics};
-pub use study::{in_pool, pool_threads, run_batch_study, sequential_exact_match, BatchReport, ExactMatcher, StudyConfig, StudyError, StudySummary};
+pub use study::{
+    in_pool, pool_threads, run_batch_study, sequential_exact_match, BatchReport, ExactMatcher, StudyConfig, StudyError,
+    StudySummary,
+};
 pub use tree::{ExecutionTree, Root};
-pub use walk::{independent_walks, merged_walk, merged_walk_into, merged_walk_par, single_walk, Estimate, MergedWalk, Splitting, WalkOptions};
+pub use walk::{
+    independent_walks, merged_walk, merged_walk_into, merged_walk_par, single_walk, Estimate, MergedWalk, Splitting,
+    WalkOptions,
+};

@@ -60,7 +60,7 @@ pub fn hit_rate(exact: &Freq, cached: &[VertexId]) -> f64 {
     let mut c = cached.to_vec();
     c.sort_unstable();
     c.dedup();
-    c.iter().map(|&v| exact.get(v)).sum::<f64>() / total
+    c.iter().fold(0.0, |a, &v| a + exact.get(v)) / total
 }
 
 /// `estimate_seconds / exact_seconds` (0 when no exact time was measured).
@@ -100,8 +100,14 @@ pub fn cache_metrics(exact: &Freq, cached: &[VertexId]) -> CacheMetrics {
             ranked[..k].iter().filter(|x| t.contains_key(&x.0)).count() as f64 / k as f64
         }
     };
-    let share = |p: f64| if total == 0.0 { 0.0 } else { ranked[..top_len(n, p)].iter().map(|x| x.1).sum::<f64>() / total };
-    let hits: f64 = t.keys().map(|&v| exact.get(v)).sum();
+    let share = |p: f64| {
+        if total == 0.0 {
+            0.0
+        } else {
+            ranked[..top_len(n, p)].iter().fold(0.0, |a, x| a + x.1) / total
+        }
+    };
+    let hits = t.keys().fold(0.0, |a, &v| a + exact.get(v));
     CacheMetrics {
         accessed_vertices: n,
         total_accesses: total,

@@ -13,7 +13,9 @@ pub fn per_thread<T>(make: impl Fn() -> T) -> Vec<Mutex<T>> {
 /// locked by its own thread (the work inside `f` is sequential), so the lock
 /// is uncontended; off-pool callers share the last slot.
 pub fn with_own<T, R>(slots: &[Mutex<T>], f: impl FnOnce(&mut T) -> R) -> R {
-    let i = rayon::current_thread_index().unwrap_or(slots.len() - 1).min(slots.len() - 1);
+    let i = rayon::current_thread_index()
+        .unwrap_or(slots.len() - 1)
+        .min(slots.len() - 1);
     let mut g = slots[i].lock().unwrap_or_else(|e| e.into_inner());
     f(&mut g)
 }

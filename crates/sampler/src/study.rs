@@ -141,6 +141,8 @@ pub struct StudySummary {
     /// Mean walks per batch (0 for policies that do not walk).
     pub walks: f64,
     pub roots: f64,
+    /// Mean `D` (max degree while the batch is staged).
+    pub max_degree: f64,
     pub cached_vertices: f64,
     pub cached_bytes: f64,
     pub accessed_vertices: f64,
@@ -158,8 +160,8 @@ impl StudySummary {
     pub fn of(policy: &str, reports: &[BatchReport]) -> StudySummary {
         let measured: Vec<&BatchReport> = reports.iter().filter(|r| r.metrics.total_accesses > 0.0).collect();
         let k = measured.len().max(1) as f64;
-        let mean = |f: &dyn Fn(&BatchReport) -> f64| measured.iter().map(|r| f(r)).sum::<f64>() / k;
-        let sum = |f: &dyn Fn(&BatchReport) -> f64| reports.iter().map(f).sum::<f64>();
+        let mean = |f: &dyn Fn(&BatchReport) -> f64| measured.iter().fold(0.0, |a, r| a + f(r)) / k;
+        let sum = |f: &dyn Fn(&BatchReport) -> f64| reports.iter().fold(0.0, |a, r| a + f(r));
         StudySummary {
             policy: policy.to_string(),
             batches: reports.len(),
@@ -173,6 +175,7 @@ impl StudySummary {
             fe_fraction_total: fe_fraction(sum(&|r| r.select_seconds), sum(&|r| r.match_seconds)),
             walks: mean(&|r| r.walks.unwrap_or(0) as f64),
             roots: mean(&|r| r.roots as f64),
+            max_degree: mean(&|r| r.max_degree as f64),
             cached_vertices: mean(&|r| r.cached_vertices as f64),
             cached_bytes: mean(&|r| r.cached_bytes as f64),
             accessed_vertices: mean(&|r| r.metrics.accessed_vertices as f64),
@@ -228,17 +231,31 @@ pub fn study_batch(
 ) -> Result<BatchReport, StudyError> {
     let t = Instant::now();
     let skipped = g.stage(chunk, &cfg.source, cfg.strictness)?.skipped;
-    let mut r = BatchReport { batch: index, updates: chunk.len(), skipped, stage_seconds: t.elapsed().as_secs_f64(), ..BatchReport::default() };
+    let mut r = BatchReport {
+        batch: index,
+        updates: chunk.len(),
+        skipped,
+        stage_seconds: t.elapsed().as_secs_f64(),
+        ..BatchReport::default()
+    };
     let gr: &DynamicGraph = g;
     let delta = gr.pending_delta().expect("staged");
     r.inserted = delta.inserted.len();
     r.deleted = delta.deleted.len();
 
-    let ctx = SelectionContext { graph: gr, delta, plans, budget_bytes: cfg.budget_bytes, seed: index as u64 };
+    let ctx = SelectionContext {
+        graph: gr,
+        delta,
+        plans,
+        budget_bytes: cfg.budget_bytes,
+        seed: index as u64,
+    };
     let t = Instant::now();
     let sel = match policy.select_report(&ctx) {
         Ok(s) => s,
-        Err(SelectError::OverBudget { needed_bytes, partial, .. }) => {
+        Err(SelectError::OverBudget {
+            needed_bytes, partial, ..
+        }) => {
             r.over_budget_bytes = Some(needed_bytes);
             *partial
         }
@@ -261,7 +278,11 @@ pub fn study_batch(
     let tree = ExecutionTree::new(gr, plans, delta);
     r.roots = tree.num_roots();
     r.max_degree = tree.max_degree;
-    let ex = if cfg.parallel_exact { exact_access_counts_par(&tree) } else { exact_access_counts(&tree) };
+    let ex = if cfg.parallel_exact {
+        exact_access_counts_par(&tree)
+    } else {
+        exact_access_counts(&tree)
+    };
     r.exact_count_seconds = t.elapsed().as_secs_f64();
     r.tree_nodes = ex.nodes;
     r.metrics = cache_metrics(&ex.counts, &sel.vertices);

@@ -9,6 +9,13 @@
 //! accesses that `C_v` counts. Leaves (complete matches, depth = plan depth)
 //! read nothing. The number of roots `R` plays `|ΔE|` in GCSM Eq. (3)-(5):
 //! a walk picks a root with probability `1/R`.
+//!
+//! The tree keeps its own copy of the plans with the executor's last-level
+//! hoisting ([`csm_planner::Level::hoist`]) turned off: that shortcut
+//! computes the leaves' candidate set once at a node higher up, but the
+//! counter and the walks stop at the nodes above the leaves and never count
+//! them, so it would only add work (about 15-20% of the walk's time on a
+//! labelled house query). Candidates, and hence the walks' draws, are the same.
 
 use csm_graph::{BatchDelta, GraphView, VertexId};
 use csm_planner::{for_each_seed, DeltaPlan};
@@ -26,7 +33,8 @@ pub struct Root {
 #[derive(Clone, Debug)]
 pub struct ExecutionTree<'a, G: GraphView + ?Sized> {
     pub graph: &'a G,
-    pub plans: &'a [DeltaPlan],
+    /// The delta plans, hoisting off (see the module docs).
+    pub plans: Vec<DeltaPlan>,
     /// Every seed of every plan, in plan order then [`for_each_seed`] order.
     pub roots: Vec<Root>,
     /// `D`: [`GraphView::max_degree`] of the staged graph (at least 1). Every
@@ -36,12 +44,23 @@ pub struct ExecutionTree<'a, G: GraphView + ?Sized> {
 
 impl<'a, G: GraphView + ?Sized> ExecutionTree<'a, G> {
     /// The tree of `plans` over the batch `delta` staged in `graph`.
-    pub fn new(graph: &'a G, plans: &'a [DeltaPlan], delta: &BatchDelta) -> Self {
+    pub fn new(graph: &'a G, plans: &[DeltaPlan], delta: &BatchDelta) -> Self {
+        let mut plans = plans.to_vec();
+        for p in &mut plans {
+            for l in &mut p.plan.levels {
+                l.hoist = None;
+            }
+        }
         let mut roots = Vec::new();
         for (i, p) in plans.iter().enumerate() {
             for_each_seed(graph, p, delta, |x, y| roots.push(Root { plan: i as u32, x, y }));
         }
-        ExecutionTree { graph, plans, roots, max_degree: graph.max_degree().max(1) }
+        ExecutionTree {
+            graph,
+            plans,
+            roots,
+            max_degree: graph.max_degree().max(1),
+        }
     }
 
     /// `R`, the number of root nodes.

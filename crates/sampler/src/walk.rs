@@ -48,8 +48,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
-use crate::par::{per_thread, with_own};
 use crate::freq::{AccessSink, Freq};
+use crate::par::{per_thread, with_own};
 use crate::tree::{ExecutionTree, Root};
 
 /// How the merged walk splits a node's walks among its children (see the
@@ -87,7 +87,11 @@ pub struct Estimate {
 
 impl Estimate {
     pub fn empty(sums: Freq) -> Estimate {
-        Estimate { sums, walks: 0, nodes: 0 }
+        Estimate {
+            sums,
+            walks: 0,
+            nodes: 0,
+        }
     }
 
     /// `C̃_v`, the mean of Eq. (3) over the walks (0 without walks).
@@ -147,7 +151,13 @@ fn root_rng(seed: u64, root: usize) -> ChaCha8Rng {
 
 /// One walk of GCSM Sec. IV-A; every list read goes to `sink` with its
 /// Eq. (3) weight. Returns the number of nodes visited (0 without roots).
-pub fn single_walk<G, R, S>(tree: &ExecutionTree<'_, G>, ex: &mut Executor, rng: &mut R, sink: &mut S, scratch: &mut Vec<VertexId>) -> usize
+pub fn single_walk<G, R, S>(
+    tree: &ExecutionTree<'_, G>,
+    ex: &mut Executor,
+    rng: &mut R,
+    sink: &mut S,
+    scratch: &mut Vec<VertexId>,
+) -> usize
 where
     G: GraphView + ?Sized,
     R: Rng + ?Sized,
@@ -218,7 +228,12 @@ fn accumulator<G: GraphView + ?Sized>(tree: &ExecutionTree<'_, G>, walks: u64) -
 /// number of children of a node at that level.
 #[inline]
 fn read_bound<G: GraphView + ?Sized>(g: &G, level: &Level, emb: &[VertexId]) -> usize {
-    level.reads.iter().map(|r| g.nbrs(emb[r.pos as usize], r.version).len()).min().unwrap_or(usize::MAX)
+    level
+        .reads
+        .iter()
+        .map(|r| g.nbrs(emb[r.pos as usize], r.version).len())
+        .min()
+        .unwrap_or(usize::MAX)
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -328,9 +343,19 @@ impl<G: GraphView + ?Sized, R: Rng + ?Sized, S: AccessSink> Visitor for MergedWa
                 if k == 0 {
                     return false; // no walk can reach a child: skip the intersection
                 }
-                Frame { b, remaining: k, seen: 0, span: u }
+                Frame {
+                    b,
+                    remaining: k,
+                    seen: 0,
+                    span: u,
+                }
             }
-            Splitting::Independent => Frame { b, remaining: b, seen: 0, span: self.d },
+            Splitting::Independent => Frame {
+                b,
+                remaining: b,
+                seen: 0,
+                span: self.d,
+            },
         };
         self.frames[depth] = frame;
         true
@@ -339,7 +364,12 @@ impl<G: GraphView + ?Sized, R: Rng + ?Sized, S: AccessSink> Visitor for MergedWa
 
 /// How many of the `walks` walks start at each root: `(root index, B_1)`
 /// for the roots with `B_1 > 0`, in root order.
-pub fn root_counts<R: Rng + ?Sized>(num_roots: usize, walks: u64, splitting: Splitting, rng: &mut R) -> Vec<(usize, u64)> {
+pub fn root_counts<R: Rng + ?Sized>(
+    num_roots: usize,
+    walks: u64,
+    splitting: Splitting,
+    rng: &mut R,
+) -> Vec<(usize, u64)> {
     let r = num_roots;
     if r == 0 || walks == 0 {
         return Vec::new();
@@ -373,15 +403,21 @@ pub fn root_counts<R: Rng + ?Sized>(num_roots: usize, walks: u64, splitting: Spl
             }
             out
         }
-        Splitting::Independent => {
-            (0..r).filter_map(|j| Some((j, binomial(rng, walks, 1.0 / r as f64))).filter(|x| x.1 > 0)).collect()
-        }
+        Splitting::Independent => (0..r)
+            .filter_map(|j| Some((j, binomial(rng, walks, 1.0 / r as f64))).filter(|x| x.1 > 0))
+            .collect(),
     }
 }
 
 /// The merged execution of `walks` walks, every read reported to `sink` with
 /// weight `B·R·D^(i-1)` (not divided by `walks`). Returns the nodes visited.
-pub fn merged_walk_into<G, S>(tree: &ExecutionTree<'_, G>, walks: u64, seed: u64, splitting: Splitting, sink: &mut S) -> u64
+pub fn merged_walk_into<G, S>(
+    tree: &ExecutionTree<'_, G>,
+    walks: u64,
+    seed: u64,
+    splitting: Splitting,
+    sink: &mut S,
+) -> u64
 where
     G: GraphView + ?Sized,
     S: AccessSink,
@@ -399,18 +435,37 @@ where
 }
 
 /// [`merged_walk_into`] an accumulator sized by [`Freq::for_size`].
-pub fn merged_walk<G: GraphView + ?Sized>(tree: &ExecutionTree<'_, G>, walks: u64, seed: u64, splitting: Splitting) -> Estimate {
+pub fn merged_walk<G: GraphView + ?Sized>(
+    tree: &ExecutionTree<'_, G>,
+    walks: u64,
+    seed: u64,
+    splitting: Splitting,
+) -> Estimate {
     let mut sums = accumulator(tree, walks);
     let nodes = merged_walk_into(tree, walks, seed, splitting, &mut sums);
     Estimate { sums, walks, nodes }
 }
 
+/// [`merged_walk_par`] runs sequentially below this much work...
+const PAR_MIN_WORK: u64 = 4096;
+/// ...counting at most this many walks per root.
+const PAR_ROOT_CAP: u64 = 256;
+
 /// [`merged_walk`] in parallel over roots (rayon), one accumulator per
-/// worker thread merged at the end. Same draws as [`merged_walk`].
-pub fn merged_walk_par<G: GraphView + ?Sized>(tree: &ExecutionTree<'_, G>, walks: u64, seed: u64, splitting: Splitting) -> Estimate {
+/// worker thread merged at the end. Same draws as [`merged_walk`]. Small
+/// runs (few walks) stay on the calling thread.
+pub fn merged_walk_par<G: GraphView + ?Sized>(
+    tree: &ExecutionTree<'_, G>,
+    walks: u64,
+    seed: u64,
+    splitting: Splitting,
+) -> Estimate {
     let mut rng0 = ChaCha8Rng::seed_from_u64(seed);
     let counts = root_counts(tree.roots.len(), walks, splitting, &mut rng0);
-    if rayon::current_num_threads() <= 1 || counts.len() < 2 {
+    // Too little work to pay for waking the pool (a root with b walks does
+    // at most about min(b, its children) intersections).
+    let work: u64 = counts.iter().map(|&(_, b)| b.min(PAR_ROOT_CAP)).sum();
+    if rayon::current_num_threads() <= 1 || counts.len() < 2 || work < PAR_MIN_WORK {
         return merged_walk(tree, walks, seed, splitting);
     }
     let parts = per_thread(|| (accumulator(tree, walks), 0u64));

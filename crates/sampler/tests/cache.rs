@@ -5,23 +5,38 @@ mod common;
 use csm_graph::{DynamicGraph, GraphView, VertexId};
 use csm_sampler::cache::{khop_radius, list_bytes, pack_bytes, CachePolicy, SelectionContext};
 use csm_sampler::{
-    coverage, exact_access_counts, run_batch_study, sequential_exact_match, Confidence, DegreePolicy, KHopPolicy, NoCache,
-    SampledPolicy, SelectError, StudyConfig, WalkOptions, WalkRule,
+    coverage, exact_access_counts, run_batch_study, sequential_exact_match, Confidence, DegreePolicy, KHopPolicy,
+    NoCache, SampledPolicy, SelectError, StudyConfig, WalkOptions, WalkRule,
 };
 
 fn ctx<'a>(s: &'a common::Staged, budget: usize) -> SelectionContext<'a> {
-    SelectionContext { graph: &s.g, delta: &s.delta, plans: &s.plans, budget_bytes: budget, seed: 1 }
+    SelectionContext {
+        graph: &s.g,
+        delta: &s.delta,
+        plans: &s.plans,
+        budget_bytes: budget,
+        seed: 1,
+    }
 }
 
 #[test]
 fn khop_with_the_plans_radius_covers_every_access() {
-    for (q, ql) in [("diamond", None), ("house", None), ("5-cycle", Some(&[0u32, 1, 0, 1, 0][..]))] {
+    for (q, ql) in [
+        ("diamond", None),
+        ("house", None),
+        ("5-cycle", Some(&[0u32, 1, 0, 1, 0][..])),
+    ] {
         let s = common::staged(300, 1500, if ql.is_some() { 2 } else { 1 }, 40, 40, q, ql, 8);
         let c = ctx(&s, usize::MAX);
         let sel = KHopPolicy::default().select_report(&c).unwrap();
         let exact = exact_access_counts(&c.tree()).counts;
         assert!(exact.nonzero_count() > 0);
-        assert_eq!(coverage(&exact, &sel.vertices, 1.0), 1.0, "{q}: k = {}", khop_radius(&s.plans));
+        assert_eq!(
+            coverage(&exact, &sel.vertices, 1.0),
+            1.0,
+            "{q}: k = {}",
+            khop_radius(&s.plans)
+        );
         // one hop less misses some list (for these queries and graphs)
         let k = khop_radius(&s.plans);
         if k > 0 {
@@ -37,16 +52,31 @@ fn khop_over_budget_is_an_error_with_a_truncation() {
     let full = KHopPolicy::default().select_report(&ctx(&s, usize::MAX)).unwrap();
     let budget = full.bytes / 3;
     match KHopPolicy::default().select_report(&ctx(&s, budget)) {
-        Err(SelectError::OverBudget { needed_bytes, budget_bytes, partial, .. }) => {
+        Err(SelectError::OverBudget {
+            needed_bytes,
+            budget_bytes,
+            partial,
+            ..
+        }) => {
             assert_eq!(needed_bytes, full.bytes);
             assert_eq!(budget_bytes, budget);
             assert!(partial.bytes <= budget && !partial.vertices.is_empty());
             assert_eq!(partial.vertices, KHopPolicy::default().select(&ctx(&s, budget)));
             // nearest first: the batch endpoints come first
-            let mut ends: Vec<VertexId> = s.delta.inserted.iter().chain(&s.delta.deleted).flat_map(|e| [e.u, e.v]).collect();
+            let mut ends: Vec<VertexId> = s
+                .delta
+                .inserted
+                .iter()
+                .chain(&s.delta.deleted)
+                .flat_map(|e| [e.u, e.v])
+                .collect();
             ends.sort_unstable();
             ends.dedup();
-            assert!(partial.vertices.iter().take(ends.len()).all(|v| ends.binary_search(v).is_ok()));
+            assert!(partial
+                .vertices
+                .iter()
+                .take(ends.len())
+                .all(|v| ends.binary_search(v).is_ok()));
         }
         other => panic!("expected OverBudget, got {other:?}"),
     }
@@ -59,11 +89,22 @@ fn policies_respect_the_budget_and_rank() {
     let budget = 4000;
     let c = ctx(&s, budget);
     let policies: Vec<Box<dyn CachePolicy>> = vec![
-        Box::new(SampledPolicy { rule: WalkRule::Fixed(2000), walk: WalkOptions::default(), seed: 1 }),
+        Box::new(SampledPolicy {
+            rule: WalkRule::Fixed(2000),
+            walk: WalkOptions::default(),
+            seed: 1,
+        }),
         Box::new(SampledPolicy::default()),
         Box::new(SampledPolicy {
-            rule: WalkRule::Confidence(Confidence { initial: 100, max_walks: 20_000, ..Confidence::default() }),
-            walk: WalkOptions { parallel: true, ..WalkOptions::default() },
+            rule: WalkRule::Confidence(Confidence {
+                initial: 100,
+                max_walks: 20_000,
+                ..Confidence::default()
+            }),
+            walk: WalkOptions {
+                parallel: true,
+                ..WalkOptions::default()
+            },
             seed: 2,
         }),
         Box::new(DegreePolicy),
@@ -84,11 +125,18 @@ fn policies_respect_the_budget_and_rank() {
     let used = pack_bytes(g, &d);
     for v in 0..g.num_vertices() as VertexId {
         if !d.contains(&v) && deg(v) > min_cached {
-            assert!(used + list_bytes(g, v) > budget, "vertex {v} (degree {}) fits but was skipped", deg(v));
+            assert!(
+                used + list_bytes(g, v) > budget,
+                "vertex {v} (degree {}) fits but was skipped",
+                deg(v)
+            );
         }
     }
     // sampled with plenty of walks and budget: the hottest vertices are cached
-    let sampled = SampledPolicy { rule: WalkRule::Fixed(200_000), ..SampledPolicy::default() };
+    let sampled = SampledPolicy {
+        rule: WalkRule::Fixed(200_000),
+        ..SampledPolicy::default()
+    };
     let all = sampled.select(&ctx(&s, usize::MAX));
     let exact = exact_access_counts(&c.tree()).counts;
     assert!(coverage(&exact, &all, 0.05) == 1.0);
@@ -101,7 +149,10 @@ fn batch_study_runs_every_policy() {
     g.abort();
     // the first update was staged and aborted: study the rest of the stream
     let updates = s.rest.clone();
-    let cfg = StudyConfig { batch_size: 64, ..StudyConfig::default() };
+    let cfg = StudyConfig {
+        batch_size: 64,
+        ..StudyConfig::default()
+    };
     let exact = &sequential_exact_match;
     let policies: Vec<Box<dyn CachePolicy>> =
         // (the paper's fixed rule gives a single walk on a graph this small)
@@ -114,7 +165,8 @@ fn batch_study_runs_every_policy() {
     for p in &policies {
         let mut g = g.clone();
         let mut seen = 0;
-        let (reports, summary) = run_batch_study(&mut g, &s.plans, &updates, p.as_ref(), &cfg, exact, |_| seen += 1).unwrap();
+        let (reports, summary) =
+            run_batch_study(&mut g, &s.plans, &updates, p.as_ref(), &cfg, exact, |_| seen += 1).unwrap();
         assert_eq!(seen, updates.len().div_ceil(64));
         assert_eq!(reports.len(), seen);
         assert!(!g.is_pending());
@@ -125,7 +177,10 @@ fn batch_study_runs_every_policy() {
         }
         match p.name().as_str() {
             "none" => assert_eq!(summary.coverage_top5, 0.0),
-            "khop" | "degree" => assert_eq!(summary.coverage_top5, 1.0, "unlimited budget caches everything accessed"),
+            "khop" | "degree" => assert_eq!(
+                summary.coverage_top5, 1.0,
+                "unlimited budget caches everything accessed"
+            ),
             _ => assert!(summary.walks == 5000.0 && summary.coverage_top1 > 0.5, "{summary:?}"),
         }
         assert!(summary.top5_access_share > 0.05 && summary.top5_access_share <= 1.0);

@@ -61,8 +61,14 @@ fn figure_6_example() {
     };
     let mut g = DynamicGraph::from_data(&data).unwrap();
     let up = [
-        LocatedUpdate { line: 1, update: Update::AddEdge(Edge::new(1, 3, 0)) },
-        LocatedUpdate { line: 2, update: Update::RemoveEdge(Edge::new(4, 6, 0)) },
+        LocatedUpdate {
+            line: 1,
+            update: Update::AddEdge(Edge::new(1, 3, 0)),
+        },
+        LocatedUpdate {
+            line: 2,
+            update: Update::RemoveEdge(Edge::new(4, 6, 0)),
+        },
     ];
     g.stage(&up, "<t>", Strictness::Strict).unwrap();
     let pack = check(&g, &[4, 3]);
@@ -89,8 +95,14 @@ fn generated_batches_round_trip() {
             cached.extend((0..400).step_by(7));
             cached.push(cached[0]); // repeats are ignored
             let pack = check(&g, &cached);
-            assert!(pack.colidx().iter().any(|&x| x & MARK != 0), "no marked entry exercised");
-            assert!(pack.rowptr().chunks(2).any(|p| p.len() == 2 && p[1] != NO_APPENDED), "no appended part exercised");
+            assert!(
+                pack.colidx().iter().any(|&x| x & MARK != 0),
+                "no marked entry exercised"
+            );
+            assert!(
+                pack.rowptr().chunks(2).any(|p| p.len() == 2 && p[1] != NO_APPENDED),
+                "no appended part exercised"
+            );
             assert_eq!(pack.elabels().is_empty(), !labelled);
             check(&g, &[]);
             g.commit();

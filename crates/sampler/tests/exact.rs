@@ -49,13 +49,21 @@ fn hand_computed_triangle() {
     // triangle 0-1-2 plus 2-3; the batch inserts 1-3 (closing triangle 1-2-3)
     let data = GraphData {
         labels: vec![0; 4],
-        edges: vec![Edge::new(0, 1, 0), Edge::new(1, 2, 0), Edge::new(0, 2, 0), Edge::new(2, 3, 0)],
+        edges: vec![
+            Edge::new(0, 1, 0),
+            Edge::new(1, 2, 0),
+            Edge::new(0, 2, 0),
+            Edge::new(2, 3, 0),
+        ],
         edge_labelled: false,
     };
     let mut g = DynamicGraph::from_data(&data).unwrap();
     let q = QueryGraph::from_data(&csm_graph::gen::standard_query("triangle").unwrap()).unwrap();
     let plans = delta_plans(&q, &GcsmOrder, &GraphStats::of(&g));
-    let up = [LocatedUpdate { line: 1, update: Update::AddEdge(Edge::new(1, 3, 0)) }];
+    let up = [LocatedUpdate {
+        line: 1,
+        update: Update::AddEdge(Edge::new(1, 3, 0)),
+    }];
     let delta = g.stage(&up, "<t>", Strictness::Strict).unwrap().clone();
     let tree = ExecutionTree::new(&g, &plans, &delta);
     // 3 positive plans x 2 orientations; no deletions, so no negative seeds

@@ -5,8 +5,10 @@
 
 mod common;
 
-use csm_graph::VertexId;
-use csm_sampler::{exact_access_counts, independent_walks, merged_walk, merged_walk_par, Estimate, ExecutionTree, Splitting};
+use csm_graph::{GraphView, VertexId};
+use csm_sampler::{
+    exact_access_counts, independent_walks, merged_walk, merged_walk_par, Estimate, ExecutionTree, Splitting,
+};
 
 const SEEDS: u64 = 300;
 const WALKS: u64 = 100;
@@ -48,10 +50,16 @@ fn merged_matches_independent_single_walks() {
     let single = samples(|seed| independent_walks(&tree, WALKS, seed + 1_000_000), top);
     let merged = samples(|seed| merged_walk(&tree, WALKS, seed, Splitting::Multinomial), top);
     eprintln!("merged (multinomial) vs single walks");
-    assert!(!rejects(&merged, &single), "merged walk differs in distribution from single walks");
+    assert!(
+        !rejects(&merged, &single),
+        "merged walk differs in distribution from single walks"
+    );
     let indep = samples(|seed| merged_walk(&tree, WALKS, seed, Splitting::Independent), top);
     eprintln!("merged (independent binomials) vs single walks");
-    assert!(!rejects(&indep, &single), "independent splitting differs in distribution from single walks");
+    assert!(
+        !rejects(&indep, &single),
+        "independent splitting differs in distribution from single walks"
+    );
 
     // wrong variant 1: a quarter of the walks (still unbiased, but four
     // times the variance): same mean, different distribution
@@ -89,4 +97,17 @@ fn parallel_draws_the_same_numbers() {
             }
         }
     }
+}
+
+#[test]
+fn sparse_and_dense_accumulators_agree() {
+    // > 2^16 vertices and few walks: merged_walk picks a sparse accumulator
+    let s = common::staged(100_000, 300_000, 1, 400, 400, "diamond", None, 2);
+    let tree = ExecutionTree::new(&s.g, &s.plans, &s.delta);
+    let sparse = merged_walk(&tree, 50, 4, Splitting::Multinomial);
+    assert!(!sparse.sums.is_dense());
+    let mut dense = csm_sampler::Freq::dense(s.g.num_vertices());
+    csm_sampler::merged_walk_into(&tree, 50, 4, Splitting::Multinomial, &mut dense);
+    assert!(sparse.sampled_vertices() > 0);
+    assert_eq!(sparse.sums.ranked(), dense.ranked());
 }

@@ -7,8 +7,8 @@ mod common;
 use csm_graph::VertexId;
 use csm_sampler::cache::SelectionContext;
 use csm_sampler::{
-    eq5_walks, estimate_with_confidence, exact_access_counts, merged_walk, misrank_bound, Confidence, Estimate, ExecutionTree,
-    Splitting, WalkOptions,
+    eq5_walks, estimate_with_confidence, exact_access_counts, merged_walk, misrank_bound, Confidence, Estimate,
+    ExecutionTree, Splitting, WalkOptions,
 };
 
 const TRIALS: u64 = 300;
@@ -38,30 +38,53 @@ fn eq5_walks_rank_correctly() {
         assert!(misrank_bound(n, alpha, tree.num_roots(), tree.max_degree, m, cy) <= 1.0 - delta + 1e-12);
         let rate = misrank_rate(&tree, x, y, m);
         eprintln!("C_x {cx}, C_y {cy}, alpha {alpha:.2}, delta {delta}: M = {m}, misranked {rate:.3}");
-        assert!(rate <= 1.0 - delta, "misranking rate {rate} above {} at M = {m}", 1.0 - delta);
+        assert!(
+            rate <= 1.0 - delta,
+            "misranking rate {rate} above {} at M = {m}",
+            1.0 - delta
+        );
     }
     // sensitivity: with a handful of walks the same check fails
     let few = 4;
     let rate = misrank_rate(&tree, x, y, few);
     eprintln!("M = {few}: misranked {rate:.3}");
-    assert!(rate > 0.1, "only {rate} misranked with {few} walks: the check cannot fail");
+    assert!(
+        rate > 0.1,
+        "only {rate} misranked with {few} walks: the check cannot fail"
+    );
 }
 
 #[test]
 fn refinement_reaches_eq5_or_reports_the_cap() {
     let s = common::small();
-    let ctx = SelectionContext { graph: &s.g, delta: &s.delta, plans: &s.plans, budget_bytes: usize::MAX, seed: 0 };
+    let ctx = SelectionContext {
+        graph: &s.g,
+        delta: &s.delta,
+        plans: &s.plans,
+        budget_bytes: usize::MAX,
+        seed: 0,
+    };
     let tree = ctx.tree();
     let n = tree.query_size();
     let boundary = |e: &Estimate| csm_sampler::cache::confidence_boundary(&ctx, e, 0.1);
-    let conf = Confidence { alpha: 1.0, delta: 0.5, initial: 64, max_walks: 1 << 30, focus: 0.1, max_rounds: 12 };
+    let conf = Confidence {
+        alpha: 1.0,
+        delta: 0.5,
+        initial: 64,
+        max_walks: 1 << 30,
+        focus: 0.1,
+        max_rounds: 12,
+    };
     let (est, r) = estimate_with_confidence(&tree, &conf, WalkOptions::default(), 3, boundary);
     eprintln!("{r:?}");
     assert!(!r.capped, "{r:?}");
     assert!(r.rounds >= 2, "the initial 64 walks should not suffice: {r:?}");
     assert_eq!(est.walks, r.walks);
     assert!(r.walks >= r.required);
-    assert_eq!(r.required, eq5_walks(n, 1.0, 0.5, tree.num_roots(), tree.max_degree, r.c_y));
+    assert_eq!(
+        r.required,
+        eq5_walks(n, 1.0, 0.5, tree.num_roots(), tree.max_degree, r.c_y)
+    );
     assert_eq!(Some(r.c_y), boundary(&est));
 
     let capped = Confidence { max_walks: 100, ..conf };

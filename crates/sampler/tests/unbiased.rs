@@ -37,7 +37,10 @@ fn within_ci(top: &[(VertexId, f64)], samples: &[Vec<f64>]) -> Vec<bool> {
             let xs: Vec<f64> = samples.iter().map(|s| s[k]).collect();
             let (m, sd) = (xs.iter().mean(), xs.iter().std_dev());
             let half = z * sd / (xs.len() as f64).sqrt();
-            eprintln!("  C = {c}: mean {m:.2} ± {half:.2} (|z| = {:.2})", (m - c).abs() / (half / z));
+            eprintln!(
+                "  C = {c}: mean {m:.2} ± {half:.2} (|z| = {:.2})",
+                (m - c).abs() / (half / z)
+            );
             (m - c).abs() <= half
         })
         .collect()
@@ -86,7 +89,10 @@ fn estimators_are_unbiased_and_biased_ones_are_rejected() {
     for (name, samples) in &unbiased {
         eprintln!("{name}");
         let ok = within_ci(&top, samples);
-        assert!(ok.iter().all(|&b| b), "{name}: exact count outside the 99.9% CI for some of {top:?}: {ok:?}");
+        assert!(
+            ok.iter().all(|&b| b),
+            "{name}: exact count outside the 99.9% CI for some of {top:?}: {ok:?}"
+        );
     }
 
     let d = tree.max_degree as f64;
@@ -96,7 +102,10 @@ fn estimators_are_unbiased_and_biased_ones_are_rejected() {
     let biased = |f: fn(usize, f64, f64) -> f64| {
         sample(&top, move |seed| {
             let mut sums = Freq::dense(nv);
-            let mut sink = Reweigh { inner: &mut sums, f: |level| f(level, d, r) };
+            let mut sink = Reweigh {
+                inner: &mut sums,
+                f: |level| f(level, d, r),
+            };
             merged_walk_into(tree, WALKS, seed, Splitting::Multinomial, &mut sink);
             Box::new(move |v| sums.get(v) / WALKS as f64)
         })
@@ -106,5 +115,8 @@ fn estimators_are_unbiased_and_biased_ones_are_rejected() {
     assert!(ok.iter().all(|&b| !b), "D^i variant not rejected: {ok:?}");
     // the first level's weight R dropped (weight D^(i-1) at level 1 only)
     let ok = within_ci(&top, &biased(|level, _, r| if level == 1 { 1.0 / r } else { 1.0 }));
-    assert!(ok.iter().filter(|&&b| !b).count() >= 3, "dropped first-level weight not rejected: {ok:?}");
+    assert!(
+        ok.iter().filter(|&&b| !b).count() >= 3,
+        "dropped first-level weight not rejected: {ok:?}"
+    );
 }

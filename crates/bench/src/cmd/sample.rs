@@ -16,8 +16,8 @@ use csm_graph::{BatchDelta, DynamicGraph, GraphView, Strictness, VertexId};
 use csm_planner::{delta_plans, DeltaPlan, GraphStats};
 use csm_sampler::cache::list_bytes;
 use csm_sampler::{
-    in_pool, pool_threads, run_batch_study, BatchReport, CachePolicy, Confidence, DcsrPack, DegreePolicy, KHopPolicy, NoCache, SampledPolicy,
-    Splitting, StudyConfig, WalkOptions, WalkRule,
+    in_pool, pool_threads, run_batch_study, BatchReport, CachePolicy, Confidence, DcsrPack, DegreePolicy, KHopPolicy,
+    NoCache, SampledPolicy, Splitting, StudyConfig, WalkOptions, WalkRule,
 };
 use serde_json::{json, Value};
 
@@ -125,7 +125,10 @@ pub fn parse_budget(s: &str, graph_bytes: usize) -> Result<usize> {
         return Ok(usize::MAX);
     }
     if let Some(p) = t.strip_suffix('%') {
-        let p: f64 = p.trim().parse().map_err(|_| anyhow!("--budget: `{s}` is not a percentage"))?;
+        let p: f64 = p
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--budget: `{s}` is not a percentage"))?;
         if !(p.is_finite() && p >= 0.0) {
             bail!("--budget: percentage must be >= 0, got {p}");
         }
@@ -137,7 +140,10 @@ pub fn parse_budget(s: &str, graph_bytes: usize) -> Result<usize> {
         Some('G') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let x: f64 = num.trim().parse().map_err(|_| anyhow!("--budget: `{s}` is not a byte count"))?;
+    let x: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("--budget: `{s}` is not a byte count"))?;
     if !(x.is_finite() && x >= 0.0) {
         bail!("--budget must be >= 0, got {s}");
     }
@@ -171,7 +177,10 @@ impl SampleArgs {
         Ok(match self.policy {
             PolicyName::Sampled => Box::new(SampledPolicy {
                 rule: self.walk_rule()?,
-                walk: WalkOptions { splitting: self.splitting, parallel: !self.sequential },
+                walk: WalkOptions {
+                    splitting: self.splitting,
+                    parallel: !self.sequential,
+                },
                 seed: self.walk_seed.unwrap_or(self.stream.seed),
             }),
             PolicyName::Degree => Box::new(DegreePolicy),
@@ -218,8 +227,10 @@ pub fn run(args: SampleArgs) -> Result<()> {
         e
     })?;
     let plans: Vec<DeltaPlan> = delta_plans(&q.query, order.as_ref(), &GraphStats::of(&dg));
-    let graph_bytes =
-        DcsrPack::EMPTY_BYTES + (0..dg.num_vertices() as VertexId).map(|v| list_bytes(&dg, v)).sum::<usize>();
+    let graph_bytes = DcsrPack::EMPTY_BYTES
+        + (0..dg.num_vertices() as VertexId)
+            .map(|v| list_bytes(&dg, v))
+            .sum::<usize>();
     let budget = match &args.budget {
         Some(s) => parse_budget(s, graph_bytes)?,
         None => usize::MAX,
@@ -228,7 +239,11 @@ pub fn run(args: SampleArgs) -> Result<()> {
         batch_size: args.batch,
         budget_bytes: budget,
         max_batches: args.max_batches,
-        strictness: if args.graph.read.lenient { Strictness::Lenient } else { Strictness::Strict },
+        strictness: if args.graph.read.lenient {
+            Strictness::Lenient
+        } else {
+            Strictness::Strict
+        },
         source: w.source.clone(),
         pack: !args.no_pack,
         parallel_exact: true,
@@ -237,11 +252,23 @@ pub fn run(args: SampleArgs) -> Result<()> {
     let sym = Symmetry::of(&q.query, &plans);
     let exact = |g: &DynamicGraph, p: &[DeltaPlan], d: &BatchDelta| count_delta_parallel(g, p, Some(&sym), d);
 
-    let total = args.max_batches.map_or(w.updates.len(), |m| w.updates.len().min(m.saturating_mul(args.batch)));
+    let total = args
+        .max_batches
+        .map_or(w.updates.len(), |m| w.updates.len().min(m.saturating_mul(args.batch)));
     let pb = output::progress_bar(total as u64, !args.json, "updates");
     let json = args.json;
     let mut table = output::Table::new([
-        "batch", "updates", "roots", "D", "walks", "cached", "cov top1", "cov top5", "top5 share", "hit rate", "FE",
+        "batch",
+        "updates",
+        "roots",
+        "D",
+        "walks",
+        "cached",
+        "cov top1",
+        "cov top5",
+        "top5 share",
+        "hit rate",
+        "FE",
     ]);
     let t0 = Instant::now();
     let result = in_pool(args.threads, || {
@@ -315,7 +342,10 @@ pub fn run(args: SampleArgs) -> Result<()> {
             output::secs(s.match_seconds)
         );
         if s.over_budget_batches > 0 {
-            println!("warning: {} batch(es) went over the budget (truncated nearest-first)", s.over_budget_batches);
+            println!(
+                "warning: {} batch(es) went over the budget (truncated nearest-first)",
+                s.over_budget_batches
+            );
         }
     }
     Ok(())

@@ -19,9 +19,25 @@ pub struct Staged {
 /// are staged, and the delta plans of standard query `query` labelled by
 /// `qlabels` (or all 0).
 #[allow(clippy::too_many_arguments)]
-pub fn staged(n: usize, m: usize, labels: u32, stream: usize, batch: usize, query: &str, qlabels: Option<&[u32]>, seed: u64) -> Staged {
+pub fn staged(
+    n: usize,
+    m: usize,
+    labels: u32,
+    stream: usize,
+    batch: usize,
+    query: &str,
+    qlabels: Option<&[u32]>,
+    seed: u64,
+) -> Staged {
     let pairs = gen::erdos_renyi(n, m, seed);
-    let lab = if labels <= 1 { Labeller::Constant } else { Labeller::Uniform { num_labels: labels, seed } };
+    let lab = if labels <= 1 {
+        Labeller::Constant
+    } else {
+        Labeller::Uniform {
+            num_labels: labels,
+            seed,
+        }
+    };
     let data = gen::graph_from_pairs(n, &pairs, gen::assign_labels(n, &lab), None);
     let (g0, updates) = gen::make_stream(&data, StreamAmount::Count(stream), 0.5, seed + 1);
     let mut g = DynamicGraph::from_data(&g0).expect("valid graph");
@@ -31,8 +47,16 @@ pub fn staged(n: usize, m: usize, labels: u32, stream: usize, batch: usize, quer
     }
     let q = QueryGraph::from_data(&qd).expect("valid query");
     let plans = delta_plans(&q, &GcsmOrder, &GraphStats::of(&g));
-    let delta = g.stage(&updates[..batch], "<test>", Strictness::Strict).expect("valid batch").clone();
-    Staged { g, plans, delta, rest: updates[batch..].to_vec() }
+    let delta = g
+        .stage(&updates[..batch], "<test>", Strictness::Strict)
+        .expect("valid batch")
+        .clone();
+    Staged {
+        g,
+        plans,
+        delta,
+        rest: updates[batch..].to_vec(),
+    }
 }
 
 /// The small tree the statistical tests use: 60 vertices, 360 edges, the
