@@ -36,14 +36,14 @@ fn write_counterexample(seed: u64, g0: &Model, q: &QueryGraph, updates: &[Locate
 fn check(seed: u64) -> Result<(), TestCaseError> {
     let mut r = rng(seed);
     let vl = r.random_range(1..=3u32);
-    let el = (seed % 3 == 0).then_some(2);
+    let el = seed.is_multiple_of(3).then_some(2);
     let n = r.random_range(4..9u32);
     let p = r.random_range(0.25..0.6);
     let g0 = random_graph(&mut r, n, p, vl, el);
     let k = r.random_range(2..=4usize);
     let q = random_query(&mut r, k, 0.4, vl, el);
     let mut model = g0.clone();
-    let updates = random_batch(&mut r, &mut model, 12, vl, el, seed % 2 == 0);
+    let updates = random_batch(&mut r, &mut model, 12, vl, el, seed.is_multiple_of(2));
     let batch = r.random_range(1..=6usize);
     let opts = EngineOptions {
         threads: 1,

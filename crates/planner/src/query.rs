@@ -68,12 +68,7 @@ impl QueryGraph {
         let mut seen = 1u32;
         let mut frontier = 1u32;
         while frontier != 0 {
-            let mut next = 0;
-            for u in 0..n {
-                if frontier >> u & 1 == 1 {
-                    next |= adj[u];
-                }
-            }
+            let next = adj.iter().enumerate().filter(|&(u, _)| frontier >> u & 1 == 1).fold(0, |m, (_, &a)| m | a);
             frontier = next & !seen;
             seen |= next;
         }
