@@ -323,6 +323,15 @@ fn heap_peak() -> usize {
     heap::PEAK.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// CPU seconds (user + system) this process has used, from /proc/self/stat.
+fn cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the parenthesised command name; utime, stime are 14, 15
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// Resets the process's peak RSS (Linux: `5` > /proc/self/clear_refs).
 fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -388,20 +397,23 @@ fn bench_rmat() {
             let base = status_mib("VmRSS:");
             reset_peak();
             let heap0 = heap_reset();
+            let c0 = cpu_seconds();
             let t = std::time::Instant::now();
             let rep = e.run(&g, &q).unwrap();
             let secs = t.elapsed().as_secs_f64();
+            let csecs = cpu_seconds() - c0;
             let peak = status_mib("VmHWM:");
             let heap_mib = (heap_peak() - heap0) as f64 / 1048576.0;
             let t = std::time::Instant::now();
             let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
             let want = cpu.count(&g, &q).unwrap();
             let cpu_secs = t.elapsed().as_secs_f64();
+            let cpu_csecs = cpu_seconds() - c0 - csecs;
             assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
             println!(
                 "k={k} dense={dense} seed={seed} edges={} count={} twigs={} |R|={:?} hash={:.1}MiB match={:.3}s join={:.3}s \
-                 total={secs:.3}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
-                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s",
+                 total={secs:.3}s cputime={csecs:.2}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
+                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s cpu_cputime={cpu_csecs:.2}s",
                 q.num_edges(),
                 rep.count,
                 rep.twigs.len(),

@@ -176,10 +176,13 @@ impl Enumerator<'_> {
     }
 
     /// Expands the seed instances (`level` vertices each, flat) in parallel
-    /// chunks of at most one level buffer.
+    /// chunks: at most one level buffer each, and small enough to give
+    /// every worker many chunks (seed work is very skewed on power-law graphs).
     pub fn run(&self, level: usize, seeds: &[VertexId]) -> Found {
         let n = self.seq.len();
-        let per_chunk = (self.cap / level).max(1) * level;
+        let count = seeds.len() / level;
+        let fine = count.div_ceil(64 * rayon::current_num_threads()).max(1);
+        let per_chunk = (self.cap / level).clamp(1, fine) * level;
         let new_scratch = || Scratch {
             bufs: vec![Vec::new(); n + 1],
             cands: vec![Vec::new(); n + 1],
