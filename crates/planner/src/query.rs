@@ -68,7 +68,11 @@ impl QueryGraph {
         let mut seen = 1u32;
         let mut frontier = 1u32;
         while frontier != 0 {
-            let next = adj.iter().enumerate().filter(|&(u, _)| frontier >> u & 1 == 1).fold(0, |m, (_, &a)| m | a);
+            let next = adj
+                .iter()
+                .enumerate()
+                .filter(|&(u, _)| frontier >> u & 1 == 1)
+                .fold(0, |m, (_, &a)| m | a);
             frontier = next & !seen;
             seen |= next;
         }

@@ -39,7 +39,11 @@ fn graph() -> GraphData {
             }
         }
     }
-    GraphData { labels: vec![0; n as usize], edges, edge_labelled: false }
+    GraphData {
+        labels: vec![0; n as usize],
+        edges,
+        edge_labelled: false,
+    }
 }
 
 #[test]
@@ -49,11 +53,21 @@ fn executor_runs_allocation_free_after_warm_up() {
     let batch: Vec<LocatedUpdate> = data.edges[..10]
         .iter()
         .enumerate()
-        .map(|(i, &e)| LocatedUpdate { line: i + 1, update: Update::RemoveEdge(e) })
-        .chain([(0u32, 59u32), (1, 58), (2, 57)].iter().enumerate().filter_map(|(i, &(u, v))| {
-            (!data.edges.contains(&Edge::new(u, v, 0)))
-                .then_some(LocatedUpdate { line: 20 + i, update: Update::AddEdge(Edge::new(u, v, 0)) })
-        }))
+        .map(|(i, &e)| LocatedUpdate {
+            line: i + 1,
+            update: Update::RemoveEdge(e),
+        })
+        .chain(
+            [(0u32, 59u32), (1, 58), (2, 57)]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(u, v))| {
+                    (!data.edges.contains(&Edge::new(u, v, 0))).then_some(LocatedUpdate {
+                        line: 20 + i,
+                        update: Update::AddEdge(Edge::new(u, v, 0)),
+                    })
+                }),
+        )
         .collect();
     g.stage(&batch, "t", Strictness::Strict).unwrap();
     let delta = g.pending_delta().unwrap().clone();
@@ -80,7 +94,10 @@ fn executor_runs_allocation_free_after_warm_up() {
         let again = run(&mut ex);
         let allocs = ALLOCS.load(Ordering::Relaxed) - before;
         assert_eq!(warm, again);
-        assert!(warm.1 > 0 && warm.0.positive + warm.0.negative > 0, "the workload must do something");
+        assert!(
+            warm.1 > 0 && warm.0.positive + warm.0.negative > 0,
+            "the workload must do something"
+        );
         assert_eq!(allocs, 0, "{allocs} allocations while running plans for {edges:?}");
     }
 }
