@@ -25,7 +25,7 @@ fn engine_or_skip(variant: Variant, budget: Budget) -> Option<GpuEngine> {
     match GpuEngine::new(variant, budget, order()) {
         Ok(e) => Some(e),
         Err(e) if e.is_unavailable() => {
-            println!("SKIPPED (no GPU): {e}");
+            let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
             None
         }
         Err(e) => panic!("GpuEngine::new({variant:?}) failed on a machine with a GPU: {e}"),
@@ -95,7 +95,8 @@ fn engine_without_gpu_is_a_clear_error() {
         Err(e) => {
             assert!(e.is_unavailable(), "unexpected error kind: {e}");
             assert!(e.to_string().contains("GPU") || e.to_string().contains("NVRTC"), "{e}");
-            println!("SKIPPED (no GPU): {e}");
+            let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n"));
+            // uncaptured by libtest
         }
     }
 }
@@ -235,7 +236,7 @@ fn host_graph_mirrors_staged_and_committed_lists() {
     let gpu = match csm_gpu::Gpu::open(0) {
         Ok(g) => Arc::new(g),
         Err(e) => {
-            println!("SKIPPED (no GPU): {e}");
+            let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
             return;
         }
     };
@@ -284,7 +285,7 @@ fn static_counts_match_cpu() {
 #[test]
 fn big_queries_are_refused_cleanly() {
     if let Err(e) = gpu_available() {
-        println!("SKIPPED (no GPU): {e}");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
     }
     let labels = vec![0; 9];
@@ -302,7 +303,7 @@ fn expanded_and_sliced_tasks_match_cpu() {
     use csm_gpu::plan::TaskOptions;
     use csm_gpu::MatcherConfig;
     if let Err(e) = gpu_available() {
-        println!("SKIPPED (no GPU): {e}");
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
     }
     let g = rmat_graph(11, 20_000, 2, None, 43);

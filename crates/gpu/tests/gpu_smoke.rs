@@ -17,7 +17,7 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
             );
         }
         Err(e) => {
-            println!("SKIPPED (no GPU): {e}");
+            let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
             return None;
         }
     }
