@@ -9,7 +9,7 @@ use std::time::Instant;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{
-    delta_plans, for_each_seed, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
+    delta_plans, for_each_seed, seed_fits, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
     OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
 };
 use rayon::prelude::*;
@@ -74,30 +74,29 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], e
     }
     let mut cands = Vec::new();
     ex.candidates(g, plan, prefix, &mut cands);
-    if cands.len() < SPLIT_MIN {
+    // Counts the children in `chunk`, recursing (and so splitting again)
+    // only when `split` is set.
+    let children = |ex: &mut Executor, chunk: &[VertexId], split: bool| {
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
-        return cands
+        chunk
             .iter()
             .map(|&c| {
                 p[d] = c;
-                ex.count(g, plan, &p[..=d], &mut NoVisitor)
+                if split {
+                    count_split(g, plan, &p[..=d], ex)
+                } else {
+                    ex.count(g, plan, &p[..=d], &mut NoVisitor)
+                }
             })
-            .sum();
+            .sum::<u64>()
+    };
+    if cands.len() < SPLIT_MIN {
+        return children(ex, &cands, false);
     }
     cands
         .par_chunks(8)
-        .map_init(Executor::new, |ex, chunk| {
-            let mut p = [0; MAX_QUERY_VERTICES];
-            p[..d].copy_from_slice(prefix);
-            chunk
-                .iter()
-                .map(|&c| {
-                    p[d] = c;
-                    count_split(g, plan, &p[..=d], ex)
-                })
-                .sum::<u64>()
-        })
+        .map_init(Executor::new, |ex, chunk| children(ex, chunk, true))
         .sum()
 }
 
@@ -132,7 +131,6 @@ fn seeds<G: GraphView + ?Sized>(
         _ => None,
     };
     if let Some((e, rules)) = single {
-        let labels = g.labels();
         for r in rules {
             let p = &plans[r.plan];
             let (mut x, mut y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
@@ -141,8 +139,7 @@ fn seeds<G: GraphView + ?Sized>(
             if r.reversible && g.nbrs(y, Version::New).len() > g.nbrs(x, Version::New).len() {
                 std::mem::swap(&mut x, &mut y);
             }
-            let (la, lb) = (p.plan.levels[0].label, p.plan.levels[1].label);
-            if labels[x as usize] == la && labels[y as usize] == lb && p.seed_elabel.is_none_or(|l| l == e.label) {
+            if seed_fits(g, p, e, x, y) {
                 out.push((r.plan as u32, x, y, r.weight));
             }
         }

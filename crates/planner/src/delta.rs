@@ -1,7 +1,7 @@
 //! Running delta plans over a staged batch (GCSM Eq. 1, split by sign as
 //! described in [`crate::plan`]): seeds, and a sequential reference driver.
 
-use csm_graph::{BatchDelta, GraphView, VertexId};
+use csm_graph::{BatchDelta, Edge, GraphView, VertexId};
 
 use crate::exec::{Executor, Visitor};
 use crate::plan::{DeltaPlan, Sign};
@@ -33,6 +33,15 @@ impl DeltaCounts {
     }
 }
 
+/// Whether the batch edge `e`, oriented `x → order[0]`, `y → order[1]`, can
+/// seed `plan`: matching vertex labels and (for edge-labelled queries) edge label.
+pub fn seed_fits<G: GraphView + ?Sized>(g: &G, plan: &DeltaPlan, e: &Edge, x: VertexId, y: VertexId) -> bool {
+    let labels = g.labels();
+    plan.seed_elabel.is_none_or(|l| l == e.label)
+        && labels[x as usize] == plan.plan.levels[0].label
+        && labels[y as usize] == plan.plan.levels[1].label
+}
+
 /// Calls `f(x, y)` for every batch edge `(x, y)` (both orientations) that can
 /// be bound to `plan`'s seed edge: inserted edges for positive plans, deleted
 /// edges for negative ones, with matching vertex and edge labels.
@@ -46,14 +55,9 @@ pub fn for_each_seed<G: GraphView + ?Sized>(
         Sign::Positive => &delta.inserted,
         Sign::Negative => &delta.deleted,
     };
-    let (la, lb) = (plan.plan.levels[0].label, plan.plan.levels[1].label);
-    let labels = g.labels();
     for e in edges {
-        if plan.seed_elabel.is_some_and(|l| l != e.label) {
-            continue;
-        }
         for (x, y) in [(e.u, e.v), (e.v, e.u)] {
-            if labels[x as usize] == la && labels[y as usize] == lb {
+            if seed_fits(g, plan, e, x, y) {
                 f(x, y);
             }
         }

@@ -11,7 +11,7 @@ pub mod query;
 pub mod stats;
 pub mod symmetry;
 
-pub use delta::{count_batch, for_each_seed, DeltaCounts};
+pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};
 pub use exec::{Executor, NoVisitor, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
 pub use plan::{delta_plans, static_plan, DeltaPlan, Level, Plan, Read, Sign};
