@@ -5,9 +5,11 @@
 //!   Sec. V-A / Fig. 5, with old/new/common neighbour views while a batch is pending.
 //! * [`csr`]: [`CsrGraph`], an immutable snapshot for static matching, packing and upload.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
+//! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`format`]: readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
+pub mod common_view;
 pub mod csr;
 pub mod dynamic;
 pub mod error;
@@ -16,6 +18,7 @@ pub mod gen;
 pub mod types;
 pub mod view;
 
+pub use common_view::CommonView;
 pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
 pub use error::{ErrorKind, InputError};

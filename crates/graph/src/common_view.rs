@@ -1,0 +1,136 @@
+//! [`CommonView`]: G ∩ G' of a staged batch that changes one edge, with every
+//! neighbour list plain.
+//!
+//! When a batch changes a single edge {x, y}, every other list is the same in
+//! all versions, and the embeddings that appear or vanish are exactly those
+//! that bind the seed to {x, y} and read every other relation in G ∩ G'
+//! (an embedding is injective on edges, so no other relation can use the
+//! changed edge; see `csm_planner::symmetry`). The staged lists of x and y
+//! carry a mark or an appended entry, which forces the matchers onto their
+//! slow cursor paths; this view copies those two lists once, without the
+//! changed edge, so that every list it hands out is a plain sorted slice and
+//! the fast merge, galloping and bitmap paths apply everywhere.
+
+use crate::types::{Label, VertexId};
+use crate::view::{GraphView, Nbrs, Version};
+
+/// Every version of `g` read as [`Version::Common`], with the lists of the two
+/// endpoints of the changed edge copied into plain slices.
+pub struct CommonView<'g, G: GraphView + ?Sized> {
+    g: &'g G,
+    ends: [(VertexId, Vec<VertexId>, Vec<Label>); 2],
+}
+
+impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
+    /// `x`, `y`: the endpoints of the only edge the staged batch changes.
+    pub fn new(g: &'g G, x: VertexId, y: VertexId) -> Self {
+        let copy = |v: VertexId| {
+            let list = g.nbrs(v, Version::Common);
+            let labelled = g.edge_labelled();
+            let mut ids = Vec::with_capacity(list.len());
+            let mut labels = Vec::with_capacity(if labelled { list.len() } else { 0 });
+            for (w, l) in list.iter() {
+                ids.push(w);
+                if labelled {
+                    labels.push(l);
+                }
+            }
+            (v, ids, labels)
+        };
+        CommonView {
+            g,
+            ends: [copy(x), copy(y)],
+        }
+    }
+}
+
+impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
+    #[inline]
+    fn num_vertices(&self) -> usize {
+        self.g.num_vertices()
+    }
+    #[inline]
+    fn labels(&self) -> &[Label] {
+        self.g.labels()
+    }
+    #[inline]
+    fn nbrs(&self, v: VertexId, _ver: Version) -> Nbrs<'_> {
+        for (w, ids, labels) in &self.ends {
+            if *w == v {
+                return Nbrs::plain(ids, labels);
+            }
+        }
+        self.g.nbrs(v, Version::Common)
+    }
+    fn edge_labelled(&self) -> bool {
+        self.g.edge_labelled()
+    }
+    fn max_degree(&self) -> usize {
+        self.g.max_degree()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Edge, LocatedUpdate, Update};
+    use crate::{DynamicGraph, GraphData, Strictness};
+
+    fn graph() -> DynamicGraph {
+        let g = GraphData {
+            labels: vec![0; 5],
+            edges: [(0, 1), (0, 2), (1, 2), (2, 3), (3, 4), (0, 4)]
+                .iter()
+                .map(|&(u, v)| Edge { u, v, label: 0 })
+                .collect(),
+            edge_labelled: false,
+        };
+        DynamicGraph::from_data(&g).unwrap()
+    }
+
+    fn at(update: Update) -> LocatedUpdate {
+        LocatedUpdate { line: 1, update }
+    }
+
+    fn lists(v: &impl GraphView) -> Vec<Vec<VertexId>> {
+        (0..v.num_vertices() as VertexId)
+            .map(|x| {
+                let l = v.nbrs(x, Version::New);
+                assert!(l.is_plain(), "list of {x} is not plain");
+                l.iter().map(|p| p.0).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deleted_edge_is_absent_and_lists_are_plain() {
+        let mut g = graph();
+        g.stage(
+            &[at(Update::RemoveEdge(Edge { u: 0, v: 2, label: 0 }))],
+            "t",
+            Strictness::Strict,
+        )
+        .unwrap();
+        let v = CommonView::new(&g, 0, 2);
+        assert_eq!(
+            lists(&v),
+            vec![vec![1, 4], vec![0, 2], vec![1, 3], vec![2, 4], vec![0, 3]]
+        );
+    }
+
+    #[test]
+    fn inserted_edge_is_absent_and_lists_are_plain() {
+        let mut g = graph();
+        g.stage(
+            &[at(Update::AddEdge(Edge { u: 1, v: 3, label: 0 }))],
+            "t",
+            Strictness::Strict,
+        )
+        .unwrap();
+        let v = CommonView::new(&g, 1, 3);
+        assert_eq!(
+            lists(&v),
+            vec![vec![1, 2, 4], vec![0, 2], vec![0, 1, 3], vec![2, 4], vec![0, 3]]
+        );
+    }
+}
