@@ -17,7 +17,7 @@ use std::mem::MaybeUninit;
 
 use csm_graph::{GraphView, Nbrs, VertexId};
 
-use crate::intersect::{intersect_into, intersect_len, Operand};
+use crate::intersect::{intersect_into, intersect_len, sorted_overlap, Operand};
 use crate::plan::{Level, Plan, Read};
 use crate::query::MAX_QUERY_VERTICES;
 
@@ -29,6 +29,10 @@ use crate::query::MAX_QUERY_VERTICES;
 /// `enter` that returned `true`. Leaves (complete matches) read nothing and
 /// are not visited.
 pub trait Visitor {
+    /// False for visitors that ignore every call: counting may then skip
+    /// whole levels of the tree (see [`Plan::independent_tail`]).
+    const OBSERVES: bool = true;
+
     #[inline(always)]
     fn enter(&mut self, _depth: usize, _emb: &[VertexId], _level: &Level) -> bool {
         true
@@ -40,7 +44,9 @@ pub trait Visitor {
 /// The visitor that does nothing (compiled away).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoVisitor;
-impl Visitor for NoVisitor {}
+impl Visitor for NoVisitor {
+    const OBSERVES: bool = false;
+}
 
 /// Reusable state for running plans; one per thread.
 #[derive(Clone, Debug)]
@@ -153,6 +159,42 @@ impl Executor {
         self.emb[..prefix.len()].copy_from_slice(prefix);
         self.prepare(g, plan, prefix.len());
         self.rec::<G, NoVisitor, true>(g, plan, prefix.len(), &mut NoVisitor, f)
+    }
+
+    /// Counts the completions of `prefix` whose next vertex is one of the
+    /// candidates at indices `first, first + step, …` of [`Self::candidates`]'
+    /// output: lets a caller split one node's children across threads while
+    /// each part keeps the hoisted, reused and pinned state of that node
+    /// (strided parts spread a skewed level's heavy children). Needs a level
+    /// below the children (`prefix.len() + 1 < plan.depth()`).
+    pub fn count_strided<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        plan: &Plan,
+        prefix: &[VertexId],
+        first: usize,
+        step: usize,
+    ) -> u64 {
+        let d = prefix.len();
+        assert!(d + 1 < plan.depth(), "count_strided needs a level below the children");
+        self.emb[..d].copy_from_slice(prefix);
+        self.prepare(g, plan, d);
+        if plan.levels[plan.depth() - 1].hoist == Some(d as u8) {
+            self.hoist(g, plan);
+        }
+        let mut buf = std::mem::take(&mut self.bufs[d]);
+        self.fill(g, plan, d, &mut buf);
+        self.bufs[d] = buf;
+        let pinned = self.pin(g, plan, d + 1);
+        let mut total = 0;
+        for k in (first..self.bufs[d].len()).step_by(step.max(1)) {
+            self.emb[d] = self.bufs[d][k];
+            total += self.rec::<G, NoVisitor, false>(g, plan, d + 1, &mut NoVisitor, &mut |_| {});
+        }
+        if pinned {
+            self.unpin(g, plan, d + 1);
+        }
+        total
     }
 
     /// The filtered candidates of `plan.order[depth]` given `prefix`
@@ -287,6 +329,8 @@ impl Executor {
         }
         let total = if d + 1 == depth && !ENUM {
             self.count_last(g, plan, level)
+        } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
+            self.count_tail_pair(g, plan, d)
         } else {
             let mut buf = std::mem::take(&mut self.bufs[d]);
             self.fill(g, plan, d, &mut buf);
@@ -304,6 +348,37 @@ impl Executor {
         };
         vis.leave(d);
         total
+    }
+
+    /// Completions at depth `d = depth − 2` when the last two vertices p, q
+    /// are independent ([`Plan::independent_tail`], so q's candidates C_q are
+    /// hoisted above d): |C_p|·|C_q'| − |C_p ∩ C_q|,
+    /// where C_q' is C_q without earlier conflicting bindings and the
+    /// subtracted pairs bind p and q to one vertex (only when q lists p's
+    /// position among its conflicts). No vertex of C_p equals an earlier
+    /// binding of its label, so C_p ∩ C_q' = C_p ∩ C_q.
+    fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
+        let last = d + 1;
+        let lq = &plan.levels[last];
+        let mut cp = std::mem::take(&mut self.bufs[d]);
+        self.fill(g, plan, d, &mut cp);
+        self.bufs[d] = cp;
+        if self.bufs[d].is_empty() {
+            return 0;
+        }
+        // the hoisted candidates: label-filtered, conflicts not yet removed
+        let (cp, cq) = (&self.bufs[d], &self.bufs[last]);
+        let hits = lq
+            .conflicts
+            .iter()
+            .filter(|&&r| (r as usize) < d && cq.binary_search(&self.emb[r as usize]).is_ok())
+            .count();
+        let both = if lq.conflicts.contains(&(d as u8)) {
+            sorted_overlap(cp, cq)
+        } else {
+            0
+        };
+        cp.len() as u64 * (cq.len() - hits) as u64 - both
     }
 
     /// |candidates| at the last level without enumerating them.

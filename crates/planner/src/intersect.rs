@@ -201,20 +201,22 @@ pub fn intersect_into(ops: &mut [Operand<'_>], out: &mut Vec<u32>) {
     }
 }
 
+/// |a ∩ b| of two sorted plain slices (merge or galloping by their sizes).
+pub fn sorted_overlap(a: &[u32], b: &[u32]) -> u64 {
+    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if b.len() > GALLOP_RATIO * a.len() {
+        gallop_count(a, b)
+    } else {
+        merge_count(a, b)
+    }
+}
+
 /// Size of the intersection of `ops`; `tmp` is scratch space.
 pub fn intersect_len(ops: &mut [Operand<'_>], tmp: &mut Vec<u32>) -> u64 {
     match ops {
         [] => 0,
         [o] if o.elabel.is_none() => o.list.len() as u64,
-        [a, b] if a.plain() && b.plain() => {
-            let (a, b) = (a.list.base, b.list.base);
-            let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-            if b.len() > GALLOP_RATIO * a.len() {
-                gallop_count(a, b)
-            } else {
-                merge_count(a, b)
-            }
-        }
+        [a, b] if a.plain() && b.plain() => sorted_overlap(a.list.base, b.list.base),
         _ => {
             intersect_into(ops, tmp);
             tmp.len() as u64

@@ -68,11 +68,32 @@ pub struct Plan {
     pub levels: Vec<Level>,
     /// False when every data vertex carries the right label (skip label checks).
     pub check_labels: bool,
+    /// The last two query vertices are not adjacent, the second-to-last
+    /// reads at least one list and the last is hoisted ([`Level::hoist`]):
+    /// given the earlier bindings their candidate sets C_p, C_q are
+    /// independent, and a counting run takes
+    /// |C_p|·|C_q| − |C_p ∩ C_q| (the last term only when they share a label)
+    /// instead of looping over C_p.
+    pub independent_tail: bool,
 }
 
 impl Plan {
     pub fn depth(&self) -> usize {
         self.levels.len()
+    }
+
+    fn new(order: Vec<QVertex>, levels: Vec<Level>, check_labels: bool) -> Plan {
+        let n = levels.len();
+        let independent_tail = n >= 3
+            && !levels[n - 2].reads.is_empty()
+            && levels[n - 1].reads.iter().all(|r| r.pos as usize != n - 2)
+            && levels[n - 1].hoist.is_some();
+        Plan {
+            order,
+            levels,
+            check_labels,
+            independent_tail,
+        }
     }
 }
 
@@ -195,11 +216,7 @@ fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
 pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats, version: Version) -> Plan {
     let order = defer_leaf(q, strategy.order(q, &[], stats), 1);
     let levels = levels_for(q, &order, |_| version, None);
-    Plan {
-        order,
-        levels,
-        check_labels: needs_label_checks(q, stats),
-    }
+    Plan::new(order, levels, needs_label_checks(q, stats))
 }
 
 /// The 2m delta plans of a query (one per relation and sign).
@@ -218,11 +235,7 @@ pub fn delta_plans(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphSt
                 edge_index: i,
                 sign,
                 seed_elabel: q.edge_labelled().then_some(l),
-                plan: Plan {
-                    order: order.clone(),
-                    levels,
-                    check_labels: needs_label_checks(q, stats),
-                },
+                plan: Plan::new(order.clone(), levels, needs_label_checks(q, stats)),
             });
         }
     }
