@@ -3,11 +3,12 @@
 //! over start vertices for static matching. Heavy seeds are split one level
 //! down so that a single update still spreads over all threads.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
-use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
+use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Nbrs, Version, VertexId};
 use csm_planner::{
     delta_plans, for_each_seed, seed_fits, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
     OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
@@ -16,8 +17,10 @@ use rayon::prelude::*;
 
 use csm_planner::query::MAX_QUERY_VERTICES;
 
-/// A node with at least this many children is split across threads.
-const SPLIT_MIN: usize = 48;
+/// Tasks per thread when a node's children are split; a level with fewer
+/// candidates than this many per thread is split again one level down (see
+/// [`count_split`]).
+const NARROW_TASKS: usize = 8;
 
 /// Configuration shared by the static and continuous modes.
 #[derive(Clone)]
@@ -27,6 +30,8 @@ pub struct CpuEngine {
     state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry)>,
     symmetry: bool,
     threads: usize,
+    /// Batches estimated below this much work run on the caller's thread.
+    min_parallel_work: u64,
     /// Executor for the single-thread path (buffers reused across batches).
     exec: Executor,
 }
@@ -45,6 +50,7 @@ impl CpuEngine {
             state: None,
             symmetry: true,
             threads,
+            min_parallel_work: PAR_MIN_WORK,
             exec: Executor::new(),
         })
     }
@@ -52,6 +58,13 @@ impl CpuEngine {
     /// Turns the single-edge symmetry shortcut off (for comparisons).
     pub fn without_symmetry(mut self) -> Self {
         self.symmetry = false;
+        self
+    }
+
+    /// Sets the estimated work (list entries) below which a batch runs on the
+    /// calling thread (default 2^18; 0 always uses the pool).
+    pub fn min_parallel_work(mut self, work: u64) -> Self {
+        self.min_parallel_work = work;
         self
     }
 
@@ -65,38 +78,51 @@ impl CpuEngine {
     }
 }
 
-/// Counts completions of `prefix`, splitting the next level across threads
-/// when it is large and at least two levels remain below it.
-fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], ex: &mut Executor) -> u64 {
+thread_local! {
+    /// One executor per pool thread, reused across seeds and batches (its
+    /// buffers and bitmaps are sized once, not per task).
+    static EXEC: RefCell<Executor> = RefCell::new(Executor::new());
+}
+
+/// Runs `f` with this thread's executor. `f` must not re-enter rayon (a
+/// stolen task would find the executor borrowed).
+fn with_exec<R>(f: impl FnOnce(&mut Executor) -> R) -> R {
+    EXEC.with(|ex| f(&mut ex.borrow_mut()))
+}
+
+/// Counts completions of `prefix`, spreading the children at the next level
+/// over the pool in a few strided parts per thread (each part keeps the
+/// node's hoisted and pinned state, [`Executor::count_strided`]). A level narrower
+/// than a few tasks per thread cannot keep the pool busy by itself, so its
+/// children split again while a level remains below theirs.
+fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
     let d = prefix.len();
-    if d + 2 >= plan.depth() || rayon::current_num_threads() == 1 {
-        return ex.count(g, plan, prefix, &mut NoVisitor);
+    let threads = rayon::current_num_threads();
+    if d + 1 >= plan.depth() || threads == 1 {
+        return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
-    let mut cands = Vec::new();
-    ex.candidates(g, plan, prefix, &mut cands);
-    // Counts the children in `chunk`, recursing (and so splitting again)
-    // only when `split` is set.
-    let children = |ex: &mut Executor, chunk: &[VertexId], split: bool| {
+    let cands = with_exec(|ex| {
+        let mut c = Vec::new();
+        ex.candidates(g, plan, prefix, &mut c);
+        c
+    });
+    let n = cands.len();
+    if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
-        chunk
-            .iter()
+        return cands
+            .par_iter()
             .map(|&c| {
+                let mut p = p;
                 p[d] = c;
-                if split {
-                    count_split(g, plan, &p[..=d], ex)
-                } else {
-                    ex.count(g, plan, &p[..=d], &mut NoVisitor)
-                }
+                count_split(g, plan, &p[..=d])
             })
-            .sum::<u64>()
-    };
-    if cands.len() < SPLIT_MIN {
-        return children(ex, &cands, false);
+            .sum();
     }
-    cands
-        .par_chunks(8)
-        .map_init(Executor::new, |ex, chunk| children(ex, chunk, true))
+    let parts = n.min(NARROW_TASKS * threads);
+    (0..parts)
+        .into_par_iter()
+        .map(|k| with_exec(|ex| ex.count_strided(g, plan, prefix, k, parts)))
         .sum()
 }
 
@@ -117,34 +143,42 @@ impl Symmetry {
     }
 }
 
-/// The seeds of a staged batch as (plan, x, y, weight).
-fn seeds<G: GraphView + ?Sized>(
-    g: &G,
-    plans: &[DeltaPlan],
-    sym: Option<&Symmetry>,
-    delta: &csm_graph::BatchDelta,
-) -> Vec<(u32, VertexId, VertexId, u64)> {
-    let mut out = Vec::new();
-    let single = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
-        ([e], []) => sym.and_then(|s| s.positive.as_ref()).map(|r| (e, r)),
-        ([], [e]) => sym.and_then(|s| s.negative.as_ref()).map(|r| (e, r)),
-        _ => None,
+/// One seed: (plan index, x, y, weight).
+type Seed = (u32, VertexId, VertexId, u64);
+
+/// The changed edge and the representative seed rules of a staged batch that
+/// changes exactly one edge, when symmetry rules exist for its sign.
+fn single_edge<'a>(sym: Option<&'a Symmetry>, delta: &'a BatchDelta) -> Option<(&'a Edge, &'a [SeedRule])> {
+    let (e, rules) = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
+        ([e], []) => (e, sym?.positive.as_ref()?),
+        ([], [e]) => (e, sym?.negative.as_ref()?),
+        _ => return None,
     };
-    if let Some((e, rules)) = single {
-        for r in rules {
-            let p = &plans[r.plan];
-            let (mut x, mut y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
-            // Either orientation counts the same: bind the lower-degree
-            // endpoint second, so that the loops below it iterate short lists.
-            if r.reversible && g.nbrs(y, Version::New).len() > g.nbrs(x, Version::New).len() {
-                std::mem::swap(&mut x, &mut y);
-            }
-            if seed_fits(g, p, e, x, y) {
-                out.push((r.plan as u32, x, y, r.weight));
-            }
+    Some((e, rules))
+}
+
+/// The representative seeds of a one-edge batch, read through a view in
+/// which versions do not matter (a [`CommonView`]).
+fn single_edge_seeds<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], e: &Edge, rules: &[SeedRule]) -> Vec<Seed> {
+    let mut out = Vec::with_capacity(rules.len());
+    for r in rules {
+        let p = &plans[r.plan];
+        let (mut x, mut y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
+        // Either orientation counts the same: bind the lower-degree
+        // endpoint second, so that the loops below it iterate short lists.
+        if r.reversible && g.nbrs(y, Version::New).len() > g.nbrs(x, Version::New).len() {
+            std::mem::swap(&mut x, &mut y);
         }
-        return out;
+        if seed_fits(g, p, e, x, y) {
+            out.push((r.plan as u32, x, y, r.weight));
+        }
     }
+    out
+}
+
+/// Every seed of a staged batch (weight 1).
+fn batch_seeds<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], delta: &BatchDelta) -> Vec<Seed> {
+    let mut out = Vec::new();
     for (i, p) in plans.iter().enumerate() {
         for_each_seed(g, p, delta, |x, y| out.push((i as u32, x, y, 1)));
     }
@@ -157,18 +191,26 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
     g: &G,
     plans: &[DeltaPlan],
     sym: Option<&Symmetry>,
-    delta: &csm_graph::BatchDelta,
+    delta: &BatchDelta,
 ) -> DeltaCounts {
-    let seeds = seeds(g, plans, sym, delta);
-    if rayon::current_num_threads() == 1 || seeds.len() == 1 {
-        return count_seeds_sequential(g, plans, &seeds, &mut Executor::new());
+    if let Some((e, rules)) = single_edge(sym, delta) {
+        let view = CommonView::new(g, e.u, e.v);
+        let seeds = single_edge_seeds(&view, plans, e, rules);
+        return count_seeds_parallel(&view, plans, &seeds);
+    }
+    count_seeds_parallel(g, plans, &batch_seeds(g, plans, delta))
+}
+
+fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed]) -> DeltaCounts {
+    if rayon::current_num_threads() == 1 {
+        return count_seeds_sequential(g, plans, seeds, &mut Executor::new());
     }
     seeds
         .par_iter()
-        .map_init(Executor::new, |ex, &(i, x, y, w)| {
+        .map(|&(i, x, y, w)| {
             let p = &plans[i as usize];
             let mut c = DeltaCounts::default();
-            c.add(p.sign, w * count_split(g, &p.plan, &[x, y], ex));
+            c.add(p.sign, w * count_split(g, &p.plan, &[x, y]));
             c
         })
         .reduce(DeltaCounts::default, DeltaCounts::merge)
@@ -179,16 +221,88 @@ pub fn count_delta_sequential<G: GraphView + ?Sized>(
     g: &G,
     plans: &[DeltaPlan],
     sym: Option<&Symmetry>,
-    delta: &csm_graph::BatchDelta,
+    delta: &BatchDelta,
     ex: &mut Executor,
 ) -> DeltaCounts {
-    count_seeds_sequential(g, plans, &seeds(g, plans, sym, delta), ex)
+    count_delta_adaptive(g, plans, sym, delta, None, ex)
+}
+
+/// Batches whose estimated work is below this run on the calling thread:
+/// waking a sleeping pool costs tens of microseconds, more than most single
+/// updates take to match.
+const PAR_MIN_WORK: u64 = 1 << 18;
+
+/// A rough number of list entries the seeds will touch, capped at `cap`: per
+/// seed, the summed degrees over the shortest list read at the first free
+/// level (the lists that level's children will scan), times 8 for each
+/// further level.
+fn estimated_work<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed], cap: u64) -> u64 {
+    let mut total = 0u64;
+    for &(i, x, y, _) in seeds {
+        let plan = &plans[i as usize].plan;
+        let emb = [x, y];
+        let w = match plan.levels.get(2) {
+            None => 1,
+            Some(level) => {
+                let shortest = level
+                    .reads
+                    .iter()
+                    .map(|r| g.nbrs(emb[r.pos as usize], r.version))
+                    .min_by_key(|l| l.len())
+                    .unwrap_or(Nbrs::EMPTY);
+                let scan: u64 = if plan.depth() == 3 {
+                    shortest.len() as u64
+                } else {
+                    shortest.iter().map(|(c, _)| g.nbrs(c, Version::New).len() as u64).sum()
+                };
+                scan << (3 * plan.depth().saturating_sub(4)).min(30)
+            }
+        };
+        total = total.saturating_add(w);
+        if total >= cap {
+            break;
+        }
+    }
+    total
+}
+
+/// Exact counts of a staged batch: on the calling thread (with `ex`) when
+/// `pool` is `None` or the batch's estimated work is below `min_work`, else
+/// in parallel on the pool.
+pub fn count_delta_adaptive<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    sym: Option<&Symmetry>,
+    delta: &BatchDelta,
+    pool: Option<(&rayon::ThreadPool, u64)>,
+    ex: &mut Executor,
+) -> DeltaCounts {
+    fn run<G: GraphView + ?Sized>(
+        g: &G,
+        plans: &[DeltaPlan],
+        seeds: &[Seed],
+        pool: Option<(&rayon::ThreadPool, u64)>,
+        ex: &mut Executor,
+    ) -> DeltaCounts {
+        match pool {
+            Some((pool, min_work)) if estimated_work(g, plans, seeds, min_work) >= min_work => {
+                pool.install(|| count_seeds_parallel(g, plans, seeds))
+            }
+            _ => count_seeds_sequential(g, plans, seeds, ex),
+        }
+    }
+    if let Some((e, rules)) = single_edge(sym, delta) {
+        let view = CommonView::new(g, e.u, e.v);
+        let seeds = single_edge_seeds(&view, plans, e, rules);
+        return run(&view, plans, &seeds, pool, ex);
+    }
+    run(g, plans, &batch_seeds(g, plans, delta), pool, ex)
 }
 
 fn count_seeds_sequential<G: GraphView + ?Sized>(
     g: &G,
     plans: &[DeltaPlan],
-    seeds: &[(u32, VertexId, VertexId, u64)],
+    seeds: &[Seed],
     ex: &mut Executor,
 ) -> DeltaCounts {
     let mut out = DeltaCounts::default();
@@ -207,7 +321,7 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan) -> u64 {
         .into_par_iter()
         .with_min_len(64)
         .filter(|&v| labels[v as usize] == first.label)
-        .map_init(Executor::new, |ex, v| count_split(g, plan, &[v], ex))
+        .map(|v| count_split(g, plan, &[v]))
         .sum()
 }
 
@@ -250,12 +364,9 @@ impl ContinuousMatcher for CpuEngine {
         let delta = g.pending_delta().expect("staged");
         let gr: &DynamicGraph = g;
         let sym: &Symmetry = sym;
-        // one thread: stay on the caller's thread (no pool hand-off per batch)
-        let counts = if self.threads == 1 {
-            count_delta_sequential(gr, plans, Some(sym), delta, &mut self.exec)
-        } else {
-            self.pool.install(|| count_delta_parallel(gr, plans, Some(sym), delta))
-        };
+        // one thread or a small batch: stay on the caller's thread
+        let pool = (self.threads > 1).then_some((self.pool.as_ref(), self.min_parallel_work));
+        let counts = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
         let seconds = t1.elapsed().as_secs_f64();
         let t2 = Instant::now();
         g.commit();
@@ -303,7 +414,7 @@ mod tests {
                 assert_eq!(StaticMatcher::count(&par, &csr, &q).unwrap(), seq, "{name} static");
                 let (g0, stream) = make_stream(&g, StreamAmount::Count(400), 0.5, 3);
                 let mut one = CpuEngine::new(1, order.clone()).unwrap().without_symmetry();
-                let mut three = CpuEngine::new(3, order.clone()).unwrap();
+                let mut three = CpuEngine::new(3, order.clone()).unwrap().min_parallel_work(0);
                 one.init(&g0, &q).unwrap();
                 three.init(&g0, &q).unwrap();
                 for chunk in stream.chunks(97).chain(stream[..0].chunks(1)) {
@@ -323,11 +434,13 @@ mod tests {
     fn single_edge_symmetry_equals_plain_seeds() {
         let g = graph();
         let (g0, stream) = make_stream(&g, StreamAmount::Count(150), 0.5, 5);
-        for name in ["triangle", "4-cycle", "diamond", "house"] {
+        for name in ["triangle", "4-cycle", "diamond", "house", "5-cycle"] {
             let q = QueryGraph::from_data(&standard_query(name).unwrap()).unwrap();
             let mut sym = CpuEngine::new(1, Arc::new(GcsmOrder)).unwrap();
+            let mut sym3 = CpuEngine::new(3, Arc::new(GcsmOrder)).unwrap().min_parallel_work(0);
             let mut plain = CpuEngine::new(1, Arc::new(GcsmOrder)).unwrap().without_symmetry();
             sym.init(&g0, &q).unwrap();
+            sym3.init(&g0, &q).unwrap();
             plain.init(&g0, &q).unwrap();
             for u in &stream {
                 let b = Batch {
@@ -337,6 +450,8 @@ mod tests {
                 };
                 let (a, c) = (sym.process(b).unwrap(), plain.process(b).unwrap());
                 assert_eq!((a.positive, a.negative), (c.positive, c.negative), "{name}");
+                let t = sym3.process(b).unwrap();
+                assert_eq!((t.positive, t.negative), (c.positive, c.negative), "{name}, 3 threads");
             }
         }
     }
