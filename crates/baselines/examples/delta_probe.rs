@@ -2,6 +2,7 @@
 //! performance table: `cargo run --release -p csm-baselines --example
 //! delta_probe -- GRAPH THREADS QUERY...` (SNAP edge list, unlabelled,
 //! 2% mixed stream with seed 1). The `csm stream` command is the full tool.
+//! `CSM_MIN_PARALLEL_WORK=W` sets [`CpuEngine::min_parallel_work`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,6 +30,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for name in &args[2..] {
         let q = QueryGraph::from_data(&standard_query(name).ok_or("unknown query")?)?;
         let mut eng = CpuEngine::new(threads, Arc::new(GcsmOrder))?;
+        if let Some(w) = std::env::var("CSM_MIN_PARALLEL_WORK").ok().and_then(|s| s.parse().ok()) {
+            eng = eng.min_parallel_work(w);
+        }
         eng.init(&g0, &q)?;
         let (mut pos, mut neg, mut secs, mut upd) = (0u64, 0u64, 0f64, 0f64);
         let t = Instant::now();

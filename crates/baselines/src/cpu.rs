@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
-use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Nbrs, Version, VertexId};
+use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Version, VertexId};
 use csm_planner::{
     delta_plans, for_each_seed, seed_fits, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
     OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
@@ -62,7 +62,7 @@ impl CpuEngine {
     }
 
     /// Sets the estimated work (list entries) below which a batch runs on the
-    /// calling thread (default 2^18; 0 always uses the pool).
+    /// calling thread (default 2^16; 0 always uses the pool).
     pub fn min_parallel_work(mut self, work: u64) -> Self {
         self.min_parallel_work = work;
         self
@@ -230,33 +230,30 @@ pub fn count_delta_sequential<G: GraphView + ?Sized>(
 /// Batches whose estimated work is below this run on the calling thread:
 /// waking a sleeping pool costs tens of microseconds, more than most single
 /// updates take to match.
-const PAR_MIN_WORK: u64 = 1 << 18;
+const PAR_MIN_WORK: u64 = 1 << 16;
 
 /// A rough number of list entries the seeds will touch, capped at `cap`: per
-/// seed, the summed degrees over the shortest list read at the first free
-/// level (the lists that level's children will scan), times 8 for each
-/// further level.
-fn estimated_work<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed], cap: u64) -> u64 {
+/// seed, the summed degrees of the candidates at the first free level (the
+/// lists their subtrees scan), times 8 for each further level; for
+/// three-vertex queries just the seed's two lists.
+fn estimated_work<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    seeds: &[Seed],
+    cap: u64,
+    ex: &mut Executor,
+) -> u64 {
+    let deg = |v: VertexId| g.nbrs(v, Version::New).len() as u64;
+    let mut cands = Vec::new();
     let mut total = 0u64;
     for &(i, x, y, _) in seeds {
         let plan = &plans[i as usize].plan;
-        let emb = [x, y];
-        let w = match plan.levels.get(2) {
-            None => 1,
-            Some(level) => {
-                let shortest = level
-                    .reads
-                    .iter()
-                    .map(|r| g.nbrs(emb[r.pos as usize], r.version))
-                    .min_by_key(|l| l.len())
-                    .unwrap_or(Nbrs::EMPTY);
-                let scan: u64 = if plan.depth() == 3 {
-                    shortest.len() as u64
-                } else {
-                    shortest.iter().map(|(c, _)| g.nbrs(c, Version::New).len() as u64).sum()
-                };
-                scan << (3 * plan.depth().saturating_sub(4)).min(30)
-            }
+        let w = if plan.depth() <= 3 {
+            deg(x) + deg(y)
+        } else {
+            ex.candidates(g, plan, &[x, y], &mut cands);
+            let scan: u64 = cands.iter().map(|&c| deg(c)).sum();
+            scan << (3 * (plan.depth() - 4)).min(30)
         };
         total = total.saturating_add(w);
         if total >= cap {
@@ -285,7 +282,7 @@ pub fn count_delta_adaptive<G: GraphView + ?Sized>(
         ex: &mut Executor,
     ) -> DeltaCounts {
         match pool {
-            Some((pool, min_work)) if estimated_work(g, plans, seeds, min_work) >= min_work => {
+            Some((pool, min_work)) if estimated_work(g, plans, seeds, min_work, ex) >= min_work => {
                 pool.install(|| count_seeds_parallel(g, plans, seeds))
             }
             _ => count_seeds_sequential(g, plans, seeds, ex),

@@ -7,35 +7,40 @@
 //! (an embedding is injective on edges, so no other relation can use the
 //! changed edge; see `csm_planner::symmetry`). The staged lists of x and y
 //! carry a mark or an appended entry, which forces the matchers onto their
-//! slow cursor paths; this view copies those two lists once, without the
-//! changed edge, so that every list it hands out is a plain sorted slice and
+//! slow cursor paths. This view reads every list in its common version (no
+//! appended part) and copies the endpoint lists that carry a mark once,
+//! without it, so that every list it hands out is a plain sorted slice and
 //! the fast merge, galloping and bitmap paths apply everywhere.
 
 use crate::types::{Label, VertexId};
-use crate::view::{GraphView, Nbrs, Version};
+use crate::view::{GraphView, Nbrs, Version, MARK};
 
 /// Every version of `g` read as [`Version::Common`], with the lists of the two
 /// endpoints of the changed edge copied into plain slices.
 pub struct CommonView<'g, G: GraphView + ?Sized> {
     g: &'g G,
-    ends: [(VertexId, Vec<VertexId>, Vec<Label>); 2],
+    /// Copies of the endpoint lists that carry marks.
+    ends: [Option<(VertexId, Vec<VertexId>, Vec<Label>)>; 2],
 }
 
 impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
     /// `x`, `y`: the endpoints of the only edge the staged batch changes.
     pub fn new(g: &'g G, x: VertexId, y: VertexId) -> Self {
+        // Common lists have no appended part; only marks need removing
+        // (a deletion), and a list without marks is used in place.
         let copy = |v: VertexId| {
             let list = g.nbrs(v, Version::Common);
-            let labelled = g.edge_labelled();
-            let mut ids = Vec::with_capacity(list.len());
-            let mut labels = Vec::with_capacity(if labelled { list.len() } else { 0 });
-            for (w, l) in list.iter() {
-                ids.push(w);
-                if labelled {
-                    labels.push(l);
-                }
+            if list.is_plain() {
+                return None;
             }
-            (v, ids, labels)
+            let keep = |k: &usize| list.base[*k] & MARK == 0;
+            let ids = (0..list.base.len()).filter(keep).map(|k| list.base[k]).collect();
+            let labels = if list.base_labels.is_empty() {
+                Vec::new()
+            } else {
+                (0..list.base.len()).filter(keep).map(|k| list.base_labels[k]).collect()
+            };
+            Some((v, ids, labels))
         };
         CommonView {
             g,
@@ -55,7 +60,7 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
     }
     #[inline]
     fn nbrs(&self, v: VertexId, _ver: Version) -> Nbrs<'_> {
-        for (w, ids, labels) in &self.ends {
+        for (w, ids, labels) in self.ends.iter().flatten() {
             if *w == v {
                 return Nbrs::plain(ids, labels);
             }
