@@ -90,6 +90,18 @@ fn with_exec<R>(f: impl FnOnce(&mut Executor) -> R) -> R {
     EXEC.with(|ex| f(&mut ex.borrow_mut()))
 }
 
+/// Nodes whose children's subtrees are estimated below this many list
+/// entries are not split.
+const SPLIT_MIN_WORK: u64 = 1024;
+
+/// A rough number of list entries read below the children `cands` of a node
+/// at depth `d`: their summed degrees, times 8 for each level below theirs
+/// beyond the next.
+fn subtree_work<G: GraphView + ?Sized>(g: &G, plan: &Plan, d: usize, cands: &[VertexId]) -> u64 {
+    let scan: u64 = cands.iter().map(|&c| g.nbrs(c, Version::New).len() as u64).sum();
+    scan << (3 * plan.depth().saturating_sub(d + 2)).min(30)
+}
+
 /// Counts completions of `prefix`, spreading the children at the next level
 /// over the pool in a few strided parts per thread (each part keeps the
 /// node's hoisted and pinned state, [`Executor::count_strided`]). A level narrower
@@ -107,6 +119,9 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
         c
     });
     let n = cands.len();
+    if subtree_work(g, plan, d, &cands) < SPLIT_MIN_WORK {
+        return with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
+    }
     if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
@@ -122,7 +137,7 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
     let parts = n.min(NARROW_TASKS * threads);
     (0..parts)
         .into_par_iter()
-        .map(|k| with_exec(|ex| ex.count_strided(g, plan, prefix, k, parts)))
+        .map(|k| with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
         .sum()
 }
 
@@ -252,8 +267,7 @@ fn estimated_work<G: GraphView + ?Sized>(
             deg(x) + deg(y)
         } else {
             ex.candidates(g, plan, &[x, y], &mut cands);
-            let scan: u64 = cands.iter().map(|&c| deg(c)).sum();
-            scan << (3 * (plan.depth() - 4)).min(30)
+            subtree_work(g, plan, 2, &cands)
         };
         total = total.saturating_add(w);
         if total >= cap {

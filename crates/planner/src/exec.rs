@@ -161,17 +161,19 @@ impl Executor {
         self.rec::<G, NoVisitor, true>(g, plan, prefix.len(), &mut NoVisitor, f)
     }
 
-    /// Counts the completions of `prefix` whose next vertex is one of the
-    /// candidates at indices `first, first + step, …` of [`Self::candidates`]'
-    /// output: lets a caller split one node's children across threads while
-    /// each part keeps the hoisted, reused and pinned state of that node
-    /// (strided parts spread a skewed level's heavy children). Needs a level
-    /// below the children (`prefix.len() + 1 < plan.depth()`).
+    /// Counts the completions of `prefix` whose next vertex is one of
+    /// `cands[first]`, `cands[first + step]`, …, where `cands` is what
+    /// [`Self::candidates`] gave for `prefix`: lets a caller split one node's
+    /// children across threads while each part keeps the hoisted, reused and
+    /// pinned state of that node (strided parts spread a skewed level's heavy
+    /// children). Needs a level below the children
+    /// (`prefix.len() + 1 < plan.depth()`).
     pub fn count_strided<G: GraphView + ?Sized>(
         &mut self,
         g: &G,
         plan: &Plan,
         prefix: &[VertexId],
+        cands: &[VertexId],
         first: usize,
         step: usize,
     ) -> u64 {
@@ -182,12 +184,12 @@ impl Executor {
         if plan.levels[plan.depth() - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
-        let mut buf = std::mem::take(&mut self.bufs[d]);
-        self.fill(g, plan, d, &mut buf);
-        self.bufs[d] = buf;
+        // later levels may reuse the whole candidate set
+        self.bufs[d].clear();
+        self.bufs[d].extend_from_slice(cands);
         let pinned = self.pin(g, plan, d + 1);
         let mut total = 0;
-        for k in (first..self.bufs[d].len()).step_by(step.max(1)) {
+        for k in (first..cands.len()).step_by(step.max(1)) {
             self.emb[d] = self.bufs[d][k];
             total += self.rec::<G, NoVisitor, false>(g, plan, d + 1, &mut NoVisitor, &mut |_| {});
         }
