@@ -250,7 +250,9 @@ const PAR_MIN_WORK: u64 = 1 << 16;
 /// A rough number of list entries the seeds will touch, capped at `cap`: per
 /// seed, the summed degrees of the candidates at the first free level (the
 /// lists their subtrees scan), times 8 for each further level; for
-/// three-vertex queries just the seed's two lists.
+/// three-vertex queries just the seed's two lists. An upper bound that needs
+/// no intersection (the shortest list that level reads, times the maximum
+/// degree) settles most small batches first.
 fn estimated_work<G: GraphView + ?Sized>(
     g: &G,
     plans: &[DeltaPlan],
@@ -259,6 +261,26 @@ fn estimated_work<G: GraphView + ?Sized>(
     ex: &mut Executor,
 ) -> u64 {
     let deg = |v: VertexId| g.nbrs(v, Version::New).len() as u64;
+    let shift = |plan: &Plan| (3 * plan.depth().saturating_sub(4)).min(30);
+    let mut bound = 0u64;
+    for &(i, x, y, _) in seeds {
+        let plan = &plans[i as usize].plan;
+        let w = match plan.levels.get(2) {
+            Some(level) if plan.depth() > 3 => {
+                let emb = [x, y];
+                let first = level.reads.iter().map(|r| deg(emb[r.pos as usize])).min().unwrap_or(0);
+                first.saturating_mul(g.max_degree() as u64) << shift(plan)
+            }
+            _ => deg(x) + deg(y),
+        };
+        bound = bound.saturating_add(w);
+        if bound >= cap {
+            break;
+        }
+    }
+    if bound < cap {
+        return bound;
+    }
     let mut cands = Vec::new();
     let mut total = 0u64;
     for &(i, x, y, _) in seeds {

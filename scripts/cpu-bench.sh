@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# scripts/cpu-bench.sh — the CPU engine's README benchmarks in one call on
+# the device machine's 16-core host (no Rust toolchain there).
+#
+#   scripts/cpu-bench.sh           Build `csm` and the delta_probe example in
+#                                  release, strip them into carry-cpu/bin
+#                                  (git-ignored) with email-Enron, and print
+#                                  the `run` tool call to make.
+#   scripts/cpu-bench.sh --remote  What that call runs on the device: thread
+#                                  scaling of (1) one update at a time on
+#                                  Enron, (2) batches of 4096 on Enron with 8
+#                                  labels, (3) static matching on a 10 M-edge
+#                                  R-MAT; writes $OUT/cpu_bench.log and
+#                                  $OUT/cpu_bench.csv.
+#
+# Environment (remote): THREADS (default "1 2 4 8 16"), STATIC_TIMEOUT
+# (seconds per static run, default 60), SKIP_STATIC=1.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+CARRY=carry-cpu
+ENRON="${ENRON:-../shared/data/email-Enron.txt}"
+
+if [[ "${1:-}" != "--remote" ]]; then
+    cargo build --release -p csm-bench --bin csm
+    cargo build --release -p csm-baselines --example delta_probe
+    rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/data"
+    cp target/release/csm target/release/examples/delta_probe "$CARRY/bin/"
+    strip "$CARRY"/bin/*
+    cp scripts/cpu-bench.sh "$CARRY/bin/"
+    cp "$ENRON" "$CARRY/data/email-Enron.txt"
+    du -sh "$CARRY"
+    echo 'now: run(command="bash carry-cpu/bin/cpu-bench.sh --remote", carry=["carry-cpu"])'
+    exit 0
+fi
+
+OUT="${OUT:-out}"
+mkdir -p "$OUT"
+BIN="$CARRY/bin"
+G="$CARRY/data/email-Enron.txt"
+THREADS="${THREADS:-1 2 4 8 16}"
+LOG="$OUT/cpu_bench.log"
+CSV="$OUT/cpu_bench.csv"
+echo "workload,query,threads,seconds,results" >"$CSV"
+exec > >(tee -a "$LOG") 2>&1
+nproc; lscpu | grep -E "Model name|^CPU\(s\)" || true
+
+echo "== one update at a time: Enron unlabelled, 2% stream, seed 1"
+for t in $THREADS; do
+    "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
+        awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single," q "," t "," m "," $3}' >>"$CSV"
+done
+
+echo "== batches of 4096: Enron, 8 labels, 10% stream"
+for q in triangle 4-clique 4-cycle diamond house 5-cycle; do
+    for t in $THREADS; do
+        line=$("$BIN/csm" stream -g "$G" --labels 8 --label-seed 1 -q "$q" --stream-fraction 0.1 --seed 1 -b 4096 -t "$t" --json | tail -1)
+        echo "$q t=$t $line"
+        secs=$(sed -E 's/.*"seconds":([0-9.e-]+).*/\1/' <<<"$line")
+        res="$(sed -E 's/.*"positive":([0-9]+).*/\1/' <<<"$line")+$(sed -E 's/.*"negative":([0-9]+).*/\1/' <<<"$line")"
+        echo "batch4096,$q,$t,$secs,$res" >>"$CSV"
+    done
+done
+
+if [[ -z "${SKIP_STATIC:-}" ]]; then
+    echo "== static: R-MAT 2^20 vertices, 10 M edges, 16 labels"
+    R="$OUT/../rmat10m.g"
+    [[ -f "$R" ]] || "$BIN/csm" gen graph --kind rmat --scale 20 --edges 10000000 --labels 16 --seed 1 --format graph -o "$R"
+    for q in triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2; do
+        for t in 1 16; do
+            line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --json | tail -1 || echo '{"timeout":true}')
+            echo "$q t=$t $line"
+            secs=$(sed -nE 's/.*"seconds":([0-9.e-]+).*/\1/p' <<<"$line")
+            cnt=$(sed -nE 's/.*"count":([0-9]+).*/\1/p' <<<"$line")
+            echo "static,${q%%:*},$t,${secs:-timeout},${cnt:-}" >>"$CSV"
+        done
+    done
+fi
+echo "== done"
