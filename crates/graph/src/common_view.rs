@@ -20,7 +20,14 @@ use crate::view::{GraphView, Nbrs, Version, MARK};
 pub struct CommonView<'g, G: GraphView + ?Sized> {
     g: &'g G,
     /// Copies of the endpoint lists that carry marks.
-    ends: [Option<(VertexId, Vec<VertexId>, Vec<Label>)>; 2],
+    ends: [Option<ListCopy>; 2],
+}
+
+/// A vertex's list without its marked entries.
+struct ListCopy {
+    v: VertexId,
+    ids: Vec<VertexId>,
+    labels: Vec<Label>,
 }
 
 impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
@@ -40,7 +47,7 @@ impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
             } else {
                 (0..list.base.len()).filter(keep).map(|k| list.base_labels[k]).collect()
             };
-            Some((v, ids, labels))
+            Some(ListCopy { v, ids, labels })
         };
         CommonView {
             g,
@@ -60,9 +67,9 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
     }
     #[inline]
     fn nbrs(&self, v: VertexId, _ver: Version) -> Nbrs<'_> {
-        for (w, ids, labels) in self.ends.iter().flatten() {
-            if *w == v {
-                return Nbrs::plain(ids, labels);
+        for c in self.ends.iter().flatten() {
+            if c.v == v {
+                return Nbrs::plain(&c.ids, &c.labels);
             }
         }
         self.g.nbrs(v, Version::Common)
