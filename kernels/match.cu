@@ -68,6 +68,7 @@ struct Params {
     u64 seeds, nseeds, implicit_seeds;
     u64 vtab, nvert, vlabels, host_counts;
     u64 rowidx, rowptr, colidx, collab, ncached;
+    u64 slots, nslots;  // per-vertex cache slot + 1 (0 = not cached); 0 = binary-search rowidx
     u64 cand, chunk, stage, stage_words;
     u64 counter, out;
     u64 time_limit_ns;  // 0 = none; else warps stop fetching seeds after this long
@@ -98,7 +99,16 @@ struct WarpState {
     u32 ncand[MAXQ];  // candidates in the buffer
     u32 idx[MAXQ];    // next candidate to expand
     u32 sm[MAXQ];     // index of the iterated (smallest) read
+    // What the level's staging area holds: per read, the vertex whose raw
+    // list was copied (NONE: nothing), at which word offset, how many words.
+    // Host lists do not change during a launch, so a list that stays the
+    // same across siblings (it depends on earlier levels only) is copied once.
+    u32 stv[MAXQ][MAXR];
+    u32 sto[MAXQ][MAXR];
+    u32 stw[MAXQ][MAXR];
 };
+
+#define UNR 4  // loads in flight per lane when streaming a list
 
 __device__ __forceinline__ u64 global_ns() {
     u64 t;
@@ -120,13 +130,24 @@ __device__ ListRef resolve_list(const Params& p, u32 v, u32 ver, u32 elabel, u64
     r.elabel = elabel;
     bool found = false;
     if (p.ncached) {
-        const u32* rowidx = (const u32*)p.rowidx;
-        u32 lo = 0, hi = (u32)p.ncached;
-        while (lo < hi) {
-            const u32 mid = (lo + hi) >> 1;
-            if (__ldg(rowidx + mid) < v) lo = mid + 1; else hi = mid;
+        u32 lo;
+        bool hit;
+        if (p.slots) {
+            // Per-vertex slot map: one load per lookup.
+            const u32 s = (v < (u32)p.nslots) ? __ldg((const u32*)p.slots + v) : 0u;
+            hit = s != 0;
+            lo = s - 1;
+        } else {
+            const u32* rowidx = (const u32*)p.rowidx;
+            lo = 0;
+            u32 hi = (u32)p.ncached;
+            while (lo < hi) {
+                const u32 mid = (lo + hi) >> 1;
+                if (__ldg(rowidx + mid) < v) lo = mid + 1; else hi = mid;
+            }
+            hit = lo < (u32)p.ncached && __ldg(rowidx + lo) == v;
         }
-        if (lo < (u32)p.ncached && __ldg(rowidx + lo) == v) {
+        if (hit) {
             const u32* rowptr = (const u32*)p.rowptr;
             const u32 s = __ldg(rowptr + 2 * lo);
             const u32 a = __ldg(rowptr + 2 * lo + 1);
@@ -200,10 +221,9 @@ __device__ bool member(const ListRef& L, u32 x, u64& bytes) {
     return found;
 }
 
-// Element i of the iterated list S's domain, if it belongs to S's version and
-// carries S's edge label.
-__device__ __forceinline__ bool element(const ListRef& S, u32 i, u32& c, u64& bytes) {
-    const u32 e = S.ids[i];
+// Element i of the iterated list S's domain, already loaded as e (S.ids[i]),
+// if it belongs to S's version and carries S's edge label.
+__device__ __forceinline__ bool element_of(const ListRef& S, u32 i, u32 e, u32& c, u64& bytes) {
     u32 loads = 1;
     bool ok;
     if (i < S.base) {
@@ -230,8 +250,14 @@ __device__ __forceinline__ bool accept(const Params& p, const WarpState& ws, con
         if (ws.emb[lv[L_CONFS + j]] == c) return false;
     const u32 nr = lv[1];
     const u32 sm = ws.sm[d];
+    // Device-resident lists (cached, staged) first: a cheap rejection saves
+    // the dependent zero-copy probes of a host list searched in place.
     for (u32 k = 0; k < nr; ++k) {
-        if (k == sm) continue;
+        if (k == sm || ws.lists[d][k].host) continue;
+        if (!member(ws.lists[d][k], c, bytes)) return false;
+    }
+    for (u32 k = 0; k < nr; ++k) {
+        if (k == sm || !ws.lists[d][k].host) continue;
         if (!member(ws.lists[d][k], c, bytes)) return false;
     }
     return true;
@@ -254,25 +280,59 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
         const u32 dk = ws.lists[d][k].dom;
         if (dk < best) { best = dk; sm = k; }
     }
-    // Stage the other host lists while they fit (coalesced 128-B loads).
+    // Stage the other host lists while they fit (coalesced 128-B loads, UNR
+    // in flight per lane), unless the area already holds the same list at
+    // the same place (a list fixed across siblings is copied once).
     u32 used = 0;
     const u32 cap = (u32)p.stage_words;
     u32* area = stage + (u64)d * cap;
     for (u32 k = 0; k < nr; ++k) {
-        if (k == sm) continue;
         const ListRef L = ws.lists[d][k];
-        if (!L.host || L.len == 0) continue;
         const u32 words = (L.elabel != NONE) ? 2 * L.len : L.len;
-        if (used + words > cap) continue;
-        u32* dst = area + used;
-        for (u32 i = lane; i < L.len; i += 32) {
-            dst[i] = L.ids[i];
-            bytes += 4;
+        const u32 v = ws.emb[lv[L_READS + k] & 0xffu];
+        const bool reuse = ws.stv[d][k] == v && ws.sto[d][k] == used && ws.stw[d][k] == words;
+        // Copying costs about len / (32 * UNR) round trips; searching in
+        // place about log2(len) per 32 iterated elements. Long lists are
+        // staged only against long iterated lists (or when already there).
+        const bool worth = reuse || L.len <= 1024 || L.len <= 64 * best;
+        if (k == sm || !L.host || L.len == 0 || used + words > cap || !worth) {
+            __syncwarp();
+            if (lane == 0) ws.stv[d][k] = NONE;
+            continue;
         }
-        if (L.elabel != NONE) {
-            for (u32 i = lane; i < L.len; i += 32) {
-                dst[L.len + i] = L.labs[i];
-                bytes += 4;
+        u32* dst = area + used;
+        if (!reuse) {
+            for (u32 b = 0; b < L.len; b += 32 * UNR) {
+                u32 r[UNR];
+#pragma unroll
+                for (u32 j = 0; j < UNR; ++j) {
+                    const u32 i = b + j * 32 + lane;
+                    r[j] = (i < L.len) ? L.ids[i] : 0u;
+                }
+#pragma unroll
+                for (u32 j = 0; j < UNR; ++j) {
+                    const u32 i = b + j * 32 + lane;
+                    if (i < L.len) dst[i] = r[j];
+                }
+            }
+            if (L.elabel != NONE) {
+                for (u32 b = 0; b < L.len; b += 32 * UNR) {
+                    u32 r[UNR];
+#pragma unroll
+                    for (u32 j = 0; j < UNR; ++j) {
+                        const u32 i = b + j * 32 + lane;
+                        r[j] = (i < L.len) ? L.labs[i] : 0u;
+                    }
+#pragma unroll
+                    for (u32 j = 0; j < UNR; ++j) {
+                        const u32 i = b + j * 32 + lane;
+                        if (i < L.len) dst[L.len + i] = r[j];
+                    }
+                }
+            }
+            if (lane == 0) {
+                bytes += 4ull * words;
+                ++staged;
             }
         }
         __syncwarp();
@@ -280,7 +340,9 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
             ws.lists[d][k].ids = dst;
             ws.lists[d][k].labs = (L.elabel != NONE) ? dst + L.len : (const u32*)0;
             ws.lists[d][k].host = 0;
-            ++staged;
+            ws.stv[d][k] = v;
+            ws.sto[d][k] = used;
+            ws.stw[d][k] = words;
         }
         used += words;
     }
@@ -305,14 +367,24 @@ __device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d,
     const u32 end = (dom - begin > chunk) ? begin + chunk : dom;
     u32* out = cand + (u64)d * chunk;
     u32 n = 0;
-    for (u32 i0 = begin; i0 < end; i0 += 32) {
-        const u32 i = i0 + lane;
-        u32 c = 0;
-        bool ok = false;
-        if (i < end) ok = element(S, i, c, bytes) && accept(p, ws, lv, d, checkl, c, bytes);
-        const u32 m = __ballot_sync(FULL, ok);
-        if (ok) out[n + __popc(m & ((1u << lane) - 1u))] = c;
-        n += __popc(m);
+    for (u32 i0 = begin; i0 < end; i0 += 32 * UNR) {
+        // UNR loads of the iterated list in flight before the tests.
+        u32 e[UNR];
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) {
+            const u32 i = i0 + j * 32 + lane;
+            e[j] = (i < end) ? S.ids[i] : 0u;
+        }
+        for (u32 j = 0; j < UNR; ++j) {
+            if (i0 + j * 32 >= end) break;
+            const u32 i = i0 + j * 32 + lane;
+            u32 c = 0;
+            bool ok = false;
+            if (i < end) ok = element_of(S, i, e[j], c, bytes) && accept(p, ws, lv, d, checkl, c, bytes);
+            const u32 m = __ballot_sync(FULL, ok);
+            if (ok) out[n + __popc(m & ((1u << lane) - 1u))] = c;
+            n += __popc(m);
+        }
     }
     __syncwarp();
     if (lane == 0) {
@@ -330,9 +402,19 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
     const ListRef& S = ws.lists[d][ws.sm[d]];
     const u32 dom = ws.dom[d];
     u64 cnt = 0;
-    for (u32 i = ws.pos[d] + lane; i < dom; i += 32) {
-        u32 c;
-        if (element(S, i, c, bytes) && accept(p, ws, lv, d, checkl, c, bytes)) ++cnt;
+    for (u32 i0 = ws.pos[d] + lane; i0 < dom; i0 += 32 * UNR) {
+        u32 e[UNR];
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) {
+            const u32 i = i0 + j * 32;
+            e[j] = (i < dom) ? S.ids[i] : 0u;
+        }
+        for (u32 j = 0; j < UNR; ++j) {
+            const u32 i = i0 + j * 32;
+            if (i >= dom) break;
+            u32 c;
+            if (element_of(S, i, e[j], c, bytes) && accept(p, ws, lv, d, checkl, c, bytes)) ++cnt;
+        }
     }
     return cnt;
 }
@@ -347,6 +429,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
     u32* stage = (u32*)p.stage + gw * MAXQ * p.stage_words;
     const u32* vlabels = (const u32*)p.vlabels;
 
+    for (u32 i = lane; i < MAXQ * MAXR; i += 32) (&ws.stv[0][0])[i] = NONE;
+    __syncwarp();
     u64 cpos = 0, cneg = 0, bytes = 0, cache_hits = 0, host_lists = 0, staged = 0, nodes = 0;
     const u64 t_start = p.time_limit_ns ? global_ns() : 0;
     bool aborted = false;
@@ -493,4 +577,12 @@ extern "C" __global__ void scatter_u32(u32* __restrict__ dst, const u32* __restr
                                        const u32* __restrict__ vals, u32 n) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         dst[idx[i]] = vals[i];
+}
+
+// slots[rowidx[i]] = i + 1 (set) or 0 (clear): the DCSR cache's per-vertex
+// slot map (crates/gpu/src/cache.rs), one load per lookup in match_kernel.
+extern "C" __global__ void set_slots(u32* __restrict__ slots, const u32* __restrict__ rowidx, u32 k,
+                                     u32 clear) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x)
+        slots[rowidx[i]] = clear ? 0u : i + 1;
 }

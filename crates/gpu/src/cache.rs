@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use csm_graph::{BatchDelta, DynamicGraph, GraphView, Nbrs, Version, VertexId};
 use csm_planner::Executor;
-use cudarc::driver::{result, CudaSlice, DevicePtr};
+use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -214,11 +214,20 @@ pub struct CacheLoad {
     pub copy_seconds: f64,
 }
 
-/// The device copy of the DCSR pack, refilled per batch (GCSM step 3).
+/// The device copy of the DCSR pack, refilled per batch (GCSM step 3), and
+/// a per-vertex slot map (`slots[v]` = index of `v` in `rowidx` plus one, 0
+/// when `v` is not cached) so that a kernel lookup is one load instead of a
+/// binary search of `rowidx`. The map is kept up to date on the device: a
+/// load clears the previous pack's entries and sets the new ones.
 pub struct DeviceCache {
     staging: Option<PinnedBuffer<u32>>,
     dev: Option<CudaSlice<u32>>,
     layout: PackLayout,
+    slots: Option<CudaSlice<u32>>,
+    /// Entries of `slots` set from the pack now in `dev` (its `rowidx`).
+    slots_set: usize,
+    set_slots: Option<CudaFunction>,
+    use_slots: bool,
 }
 
 impl Default for DeviceCache {
@@ -233,7 +242,52 @@ impl DeviceCache {
             staging: None,
             dev: None,
             layout: PackLayout::default(),
+            slots: None,
+            slots_set: 0,
+            set_slots: None,
+            use_slots: true,
         }
+    }
+
+    /// Turns the slot map off (lookups binary-search `rowidx`, as in the
+    /// paper) or on (the default).
+    pub fn set_use_slots(&mut self, on: bool) {
+        self.use_slots = on;
+    }
+
+    /// Sets (or clears) `slots[rowidx[i]]` for the first `k` ids of the pack
+    /// now in `dev`.
+    fn update_slots(
+        func: &mut Option<CudaFunction>,
+        dev: &Option<CudaSlice<u32>>,
+        slots: &mut Option<CudaSlice<u32>>,
+        gpu: &Gpu,
+        k: usize,
+        clear: bool,
+    ) -> GpuResult<()> {
+        if k == 0 {
+            return Ok(());
+        }
+        if func.is_none() {
+            *func = Some(crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "set_slots")?);
+        }
+        let (Some(f), Some(dev), Some(slots)) = (&*func, dev, slots) else {
+            return Ok(());
+        };
+        let n = u32::try_from(k).map_err(|_| GpuError::InvalidInput("too many cached vertices".into()))?;
+        let clear = u32::from(clear);
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(256).clamp(1, 1024), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let s = gpu.stream();
+        let mut b = s.launch_builder(f);
+        b.arg(slots).arg(dev).arg(&n).arg(&clear);
+        // SAFETY: argument types match `set_slots`; `dev` starts with k
+        // vertex ids (rowidx), each below the slot map's length.
+        unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching set_slots", e))?;
+        Ok(())
     }
 
     /// Empties the cache (every lookup misses).
@@ -281,6 +335,19 @@ impl DeviceCache {
         let staging = self.staging.as_mut().expect("allocated");
         pack_into(g, vertices, staging.as_mut_slice());
         let t1 = Instant::now();
+        // The previous pack's rowidx is still on the device: clear its slots
+        // before it is overwritten or freed (stream order).
+        if self.slots_set > 0 {
+            Self::update_slots(
+                &mut self.set_slots,
+                &self.dev,
+                &mut self.slots,
+                gpu,
+                self.slots_set,
+                true,
+            )?;
+            self.slots_set = 0;
+        }
         if self.dev.as_ref().map_or(true, |d| d.len() < layout.words) {
             self.dev = None;
             self.dev = Some(gpu.alloc_zeros(layout.words + layout.words / 4)?);
@@ -295,6 +362,15 @@ impl DeviceCache {
         unsafe { result::memcpy_htod_async(dst, &staging.as_slice()[..layout.words], gpu.stream().cu_stream()) }
             .map_err(|e| GpuError::driver("cuMemcpyHtoDAsync (DCSR pack)", e))?;
         drop(_rec);
+        if self.use_slots {
+            let n = g.num_vertices();
+            if self.slots.as_ref().map_or(true, |s| s.len() < n) {
+                self.slots = None;
+                self.slots = Some(gpu.alloc_zeros::<u32>(n + n / 8 + 64)?);
+            }
+            Self::update_slots(&mut self.set_slots, &self.dev, &mut self.slots, gpu, layout.k, false)?;
+            self.slots_set = layout.k;
+        }
         gpu.synchronize()?;
         self.layout = layout;
         Ok(CacheLoad {
@@ -305,22 +381,28 @@ impl DeviceCache {
         })
     }
 
-    /// `(rowidx, rowptr, colidx, collab, k)` device addresses for the kernel
-    /// (all 0 when empty).
-    pub fn kernel_args(&self, gpu: &Gpu) -> [u64; 5] {
+    /// `(rowidx, rowptr, colidx, collab, k, slots, nslots)` device addresses
+    /// for the kernel (all 0 when empty; `slots` 0 without a slot map).
+    pub fn kernel_args(&self, gpu: &Gpu) -> [u64; 7] {
         match (&self.dev, self.layout.k) {
             (Some(d), k) if k > 0 => {
                 let base = d.device_ptr(gpu.stream()).0;
                 let l = self.layout;
+                let (slots, nslots) = match (&self.slots, self.slots_set == k) {
+                    (Some(s), true) => (s.device_ptr(gpu.stream()).0, s.len() as u64),
+                    _ => (0, 0),
+                };
                 [
                     base,
                     base + 4 * l.rowptr as u64,
                     base + 4 * l.colidx as u64,
                     l.collab.map_or(0, |c| base + 4 * c as u64),
                     k as u64,
+                    slots,
+                    nslots,
                 ]
             }
-            _ => [0; 5],
+            _ => [0; 7],
         }
     }
 }
@@ -477,8 +559,14 @@ impl CacheSelector for KHopSelector {
 /// A stand-in for csm-sampler's policy (plug that in through
 /// [`CacheSelector`]).
 pub struct WalkSelector {
-    /// Walks per seed.
+    /// Walks per seed (at most).
     pub walks: u64,
+    /// Walks per batch (at most; `None`: no cap): with many seeds each gets
+    /// `max(min_walks, total / seeds)` walks, so that the estimate's cost
+    /// grows slower than the batch.
+    pub max_total_walks: Option<u64>,
+    /// Walks per seed when the total cap applies (at least 1).
+    pub min_walks: u64,
     pub seed: u64,
     batch: u64,
 }
@@ -487,6 +575,8 @@ impl Default for WalkSelector {
     fn default() -> Self {
         WalkSelector {
             walks: 16,
+            max_total_walks: Some(1 << 15),
+            min_walks: 4,
             seed: 0x6c73_6d63,
             batch: 0,
         }
@@ -499,6 +589,22 @@ impl WalkSelector {
         WalkSelector {
             walks: walks.max(1),
             ..Self::default()
+        }
+    }
+
+    /// Caps the walks of one batch (`None`: `walks` per seed however many
+    /// seeds there are).
+    pub fn with_total(mut self, total: Option<u64>) -> Self {
+        self.max_total_walks = total;
+        self
+    }
+
+    /// Walks per seed for a batch of `seeds` seeds.
+    pub fn walks_per_seed(&self, seeds: usize) -> u64 {
+        let w = self.walks.max(1);
+        match self.max_total_walks {
+            Some(t) => w.min((t / seeds.max(1) as u64).max(self.min_walks.max(1))),
+            None => w,
         }
     }
 }
@@ -567,10 +673,16 @@ impl CacheSelector for WalkSelector {
         }
         self.batch += 1;
         let seed = self.seed ^ self.batch.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let walks = self.walks.max(1);
+        let walks = self.walks_per_seed(roots.len());
         let plans = &ctx.query.plans;
+        // Chunks small enough to keep every thread busy on small batches
+        // (a seed's walks are sequential, and one seed can take milliseconds).
+        let per = roots
+            .len()
+            .div_ceil(4 * rayon::current_num_threads().max(1))
+            .clamp(1, 16);
         let acc: HashMap<VertexId, f64> = roots
-            .par_chunks(16)
+            .par_chunks(per)
             .enumerate()
             .map(|(ci, chunk)| {
                 let mut acc: HashMap<VertexId, f64> = HashMap::new();
@@ -579,7 +691,7 @@ impl CacheSelector for WalkSelector {
                 for (j, s) in chunk.iter().enumerate() {
                     let plan = &plans[s.plan as usize].plan;
                     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                    rng.set_stream((ci * 16 + j) as u64);
+                    rng.set_stream((ci * per + j) as u64);
                     let mut wk = Walker {
                         g,
                         plan,

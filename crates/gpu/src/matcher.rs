@@ -42,6 +42,10 @@ pub struct MatchParams {
     pub colidx: u64,
     pub collab: u64,
     pub ncached: u64,
+    /// Per-vertex cache slot map (slot + 1, 0 = not cached); 0 = none (the
+    /// kernel binary-searches `rowidx`).
+    pub slots: u64,
+    pub nslots: u64,
     pub cand: u64,
     pub chunk: u64,
     pub stage: u64,
@@ -74,7 +78,7 @@ impl Default for MatcherConfig {
     fn default() -> Self {
         MatcherConfig {
             chunk: 1024,
-            stage_words: 1024,
+            stage_words: 4096,
             blocks_per_sm: None,
             tasks: TaskOptions::default(),
             time_limit: None,
@@ -251,7 +255,8 @@ impl DeviceMatcher {
         stream
             .memset_zeros(&mut self.counter)
             .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
-        let [rowidx, rowptr, colidx, collab, ncached] = cache.map_or([0; 5], |c| c.kernel_args(&self.gpu));
+        let [rowidx, rowptr, colidx, collab, ncached, slots, nslots] =
+            cache.map_or([0; 7], |c| c.kernel_args(&self.gpu));
         let params = MatchParams {
             plans: plan_ptr,
             nplans,
@@ -267,6 +272,8 @@ impl DeviceMatcher {
             colidx,
             collab,
             ncached,
+            slots,
+            nslots,
             cand: self.cand.device_ptr(&stream).0,
             chunk: u64::from(self.config.chunk),
             stage: self.stage.device_ptr(&stream).0,

@@ -324,6 +324,9 @@ fn expanded_and_sliced_tasks_match_cpu() {
                     max_tasks: 1 << 20,
                 },
                 chunk: 64,
+                // A small staging area: lists that fit, lists that do not,
+                // and reuse of a staged list at a changing offset.
+                stage_words: if max_task == 0 { 40 } else { 4096 },
                 ..MatcherConfig::default()
             };
             for v in [Variant::Zp, Variant::Gcsm] {
@@ -332,4 +335,48 @@ fn expanded_and_sliced_tasks_match_cpu() {
             }
         }
     }
+}
+
+/// A kernel stopped by its time limit reports the run as timed out, never
+/// as complete with partial counts (the limit can hit inside a warp's last
+/// task), whatever the limit.
+#[test]
+fn time_limit_never_reports_partial_counts() {
+    use csm_gpu::MatcherConfig;
+    if let Err(e) = gpu_available() {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
+        return;
+    }
+    let g = rmat_graph(11, 20_000, 2, None, 51);
+    let (g0, batches) = stream(&g, 256, 1, 52);
+    let q = query("5-cycle", &[0]);
+    let want = cpu_results(&g0, &q, &batches);
+    let (mut timed_out, mut complete) = (0, 0);
+    for us in [1u64, 20, 100, 400, 2_000, 1_000_000] {
+        let config = MatcherConfig {
+            time_limit: Some(std::time::Duration::from_micros(us)),
+            ..MatcherConfig::default()
+        };
+        let mut e = GpuEngine::with_config(Variant::Zp, Budget::default(), order(), config).unwrap();
+        e.init(&g0, &q).unwrap();
+        match e.process(batch(&batches[0])) {
+            Ok(r) => {
+                assert_eq!(
+                    (r.positive, r.negative),
+                    want[0],
+                    "limit {us} us: complete run, wrong counts"
+                );
+                complete += 1;
+            }
+            Err(err) => {
+                assert!(err.to_string().contains("time limit"), "limit {us} us: {err}");
+                timed_out += 1;
+            }
+        }
+    }
+    eprintln!("time limits: {timed_out} runs timed out, {complete} complete");
+    assert!(
+        timed_out > 0 && complete > 0,
+        "{timed_out} timed out, {complete} complete"
+    );
 }

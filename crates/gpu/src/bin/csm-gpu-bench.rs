@@ -9,7 +9,8 @@
 //!               [--batches B] [--queries house,5-cycle,...]
 //!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
-//!               [--seed X] [--walk-cap W] [--rmat A,B,C] [--limit-s S]
+//!               [--seed X] [--walk-cap W] [--walk-total T] [--stage-words W]
+//!               [--rmat A,B,C] [--limit-s S]
 //! ```
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
@@ -68,6 +69,8 @@ struct Args {
     out: PathBuf,
     seed: u64,
     walk_cap: u64,
+    walk_total: u64,
+    stage_words: u32,
     rmat: (f64, f64, f64),
     limit_s: f64,
 }
@@ -76,7 +79,7 @@ fn usage() -> &'static str {
     "usage: csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...] [--batches B] \
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
-     [--rmat A,B,C] [--limit-s S]"
+     [--walk-total T] [--stage-words W] [--rmat A,B,C] [--limit-s S]"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -113,6 +116,8 @@ fn parse_args() -> Result<Args, String> {
         out: std::env::var_os("OUT").map(PathBuf::from).unwrap_or_else(|| ".".into()),
         seed: 2024,
         walk_cap: 64,
+        walk_total: 1 << 15,
+        stage_words: MatcherConfig::default().stage_words,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
     };
@@ -145,6 +150,8 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(v()?),
             "--seed" => a.seed = parse_num(&v()?)? as u64,
             "--walk-cap" => a.walk_cap = parse_num(&v()?)? as u64,
+            "--walk-total" => a.walk_total = parse_num(&v()?)? as u64,
+            "--stage-words" => a.stage_words = parse_num(&v()?)? as u32,
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
@@ -679,7 +686,7 @@ fn run(a: Args) -> Result<(), String> {
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "stage_words": a.stage_words, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
 
@@ -688,7 +695,14 @@ fn run(a: Args) -> Result<(), String> {
     let mut gpu_side = match Gpu::open(0) {
         Ok(gpu) => {
             let gpu = Arc::new(gpu);
-            let matcher = DeviceMatcher::new(gpu.clone(), MatcherConfig::default()).map_err(|e| e.to_string())?;
+            let matcher = DeviceMatcher::new(
+                gpu.clone(),
+                MatcherConfig {
+                    stage_words: a.stage_words,
+                    ..MatcherConfig::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
             let pinned = HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
             let managed = if want("um") {
                 match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
@@ -768,7 +782,10 @@ fn run(a: Args) -> Result<(), String> {
         );
     }
     let mut khop = KHopSelector::default();
-    let mut walks: Vec<WalkSelector> = queries.iter().map(|_| WalkSelector::with_walks(a.walk_cap)).collect();
+    let mut walks: Vec<WalkSelector> = queries
+        .iter()
+        .map(|_| WalkSelector::with_walks(a.walk_cap).with_total((a.walk_total > 0).then_some(a.walk_total)))
+        .collect();
     // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
     let mut sampler: Vec<SamplerSelector> = queries
         .iter()
