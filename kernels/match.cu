@@ -266,7 +266,7 @@ __device__ __forceinline__ bool accept(const Params& p, const WarpState& ws, con
 // Resolves the lists of level d for the current prefix, picks the smallest
 // as the iterated one and stages short host lists into the warp's buffer.
 __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
-                            u32* stage, u64& bytes, u64& cache_hits, u64& host_lists,
+                            u32 start, u32* stage, u64& bytes, u64& cache_hits, u64& host_lists,
                             u64& staged) {
     const u32 nr = lv[1];
     if (lane < nr) {
@@ -294,8 +294,12 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
         // Copying costs about len / (32 * UNR) round trips; searching in
         // place about log2(len) per 32 iterated elements. Long lists are
         // staged only against long iterated lists (or when already there).
-        const bool worth = reuse || L.len <= 1024 || L.len <= 64 * best;
-        if (k == sm || !L.host || L.len == 0 || used + words > cap || !worth) {
+        // A list of an earlier vertex than d - 1 is the same for every
+        // sibling of level d - 1 (and read whole when it is the iterated
+        // one): staged, it is read from the host once.
+        const bool fixed = (lv[L_READS + k] & 0xffu) + 1 < d && d > start;
+        const bool worth = reuse || fixed || (k != sm && (L.len <= 1024 || L.len <= 64 * best));
+        if (!L.host || L.len == 0 || used + words > cap || !worth) {
             __syncwarp();
             if (lane == 0) ws.stv[d][k] = NONE;
             continue;
@@ -492,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
         } else {
             u32 d = start;
             const u32* lv = P + PLAN_HEADER + d * LEVEL_WORDS;
-            enter_level(p, ws, lv, d, lane, stage, bytes, cache_hits, host_lists, staged);
+            enter_level(p, ws, lv, d, lane, start, stage, bytes, cache_hits, host_lists, staged);
             ++nodes;
             if (lane == 0) {
                 const u32 dm = ws.dom[d];
@@ -515,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                         __syncwarp();
                         const u32 nd = d + 1;
                         const u32* nlv = P + PLAN_HEADER + nd * LEVEL_WORDS;
-                        enter_level(p, ws, nlv, nd, lane, stage, bytes, cache_hits, host_lists,
+                        enter_level(p, ws, nlv, nd, lane, start, stage, bytes, cache_hits, host_lists,
                                     staged);
                         ++nodes;
                         if (p.time_limit_ns && (nodes & 255u) == 0) {

@@ -425,6 +425,20 @@ pub trait CacheSelector: Send {
     /// The vertices to cache, most valuable first (the caller keeps the
     /// prefix that fits the budget).
     fn select(&mut self, ctx: &SelectCtx<'_>) -> GpuResult<Vec<VertexId>>;
+    /// What the batch that used the last selection cost (adaptive policies
+    /// size their next estimate by it). The default ignores it.
+    fn observe(&mut self, _run: &Observed) {}
+}
+
+/// Costs of one batch, reported to [`CacheSelector::observe`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Observed {
+    /// Seeds (execution-tree roots) of the batch.
+    pub seeds: usize,
+    pub fe_seconds: f64,
+    pub dc_seconds: f64,
+    pub kernel_seconds: f64,
+    pub cache_bytes: usize,
 }
 
 /// Highest degree first ("Naive", Sec. VI-A). The ranking is computed on the
@@ -567,8 +581,20 @@ pub struct WalkSelector {
     pub max_total_walks: Option<u64>,
     /// Walks per seed when the total cap applies (at least 1).
     pub min_walks: u64,
+    /// Adaptive cost bound (`None`: off): the estimate gets at most this
+    /// fraction of the predicted kernel time, and the cache at most the bytes
+    /// the copy moves in this fraction of it. The predictions come from
+    /// earlier batches ([`CacheSelector::observe`]): kernel time per seed,
+    /// estimate time per walk, copy time per byte. When not even one walk
+    /// per seed fits, a stride of the seeds is walked; when no walk fits,
+    /// nothing is cached (the batch runs zero-copy only).
+    pub cost_fraction: Option<f64>,
     pub seed: u64,
     batch: u64,
+    kernel_per_seed: Option<f64>,
+    fe_per_walk: Option<f64>,
+    dc_per_byte: Option<f64>,
+    last_walks: u64,
 }
 
 impl Default for WalkSelector {
@@ -577,8 +603,13 @@ impl Default for WalkSelector {
             walks: 16,
             max_total_walks: Some(1 << 15),
             min_walks: 4,
+            cost_fraction: Some(0.05),
             seed: 0x6c73_6d63,
             batch: 0,
+            kernel_per_seed: None,
+            fe_per_walk: None,
+            dc_per_byte: None,
+            last_walks: 0,
         }
     }
 }
@@ -597,6 +628,37 @@ impl WalkSelector {
     pub fn with_total(mut self, total: Option<u64>) -> Self {
         self.max_total_walks = total;
         self
+    }
+
+    /// Sets (or turns off) the adaptive cost bound ([`Self::cost_fraction`]).
+    pub fn with_cost_fraction(mut self, f: Option<f64>) -> Self {
+        self.cost_fraction = f;
+        self
+    }
+
+    /// `(walks per seed, seed stride)` for a batch of `seeds` seeds after
+    /// the caps and the adaptive bound; 0 walks: estimate nothing.
+    pub fn plan_walks(&self, seeds: usize) -> (u64, usize) {
+        let w = self.walks_per_seed(seeds);
+        let (Some(f), Some(kps), Some(fpw)) = (self.cost_fraction, self.kernel_per_seed, self.fe_per_walk) else {
+            return (w, 1);
+        };
+        let n = seeds.max(1) as f64;
+        let afford = (f * kps * n / fpw.max(1e-12)).floor();
+        if afford >= n {
+            (((afford / n) as u64).clamp(1, w), 1)
+        } else if afford >= 1.0 {
+            (1, (n / afford).ceil() as usize)
+        } else {
+            (0, 1)
+        }
+    }
+
+    /// Bytes the copy may move for a batch of `seeds` seeds under the
+    /// adaptive bound (None: no bound yet).
+    pub fn byte_bound(&self, seeds: usize) -> Option<usize> {
+        let (f, kps, dpb) = (self.cost_fraction?, self.kernel_per_seed?, self.dc_per_byte?);
+        Some((f * kps * seeds.max(1) as f64 / dpb.max(1e-15)) as usize)
     }
 
     /// Walks per seed for a batch of `seeds` seeds.
@@ -673,7 +735,19 @@ impl CacheSelector for WalkSelector {
         }
         self.batch += 1;
         let seed = self.seed ^ self.batch.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let walks = self.walks_per_seed(roots.len());
+        let (walks, stride) = self.plan_walks(roots.len());
+        self.last_walks = 0;
+        if walks == 0 {
+            return Ok(Vec::new());
+        }
+        let strided: Vec<Seed>;
+        let roots: &[Seed] = if stride > 1 {
+            strided = roots.iter().step_by(stride).copied().collect();
+            &strided
+        } else {
+            roots
+        };
+        self.last_walks = walks * roots.len() as u64;
         let plans = &ctx.query.plans;
         // Chunks small enough to keep every thread busy on small batches
         // (a seed's walks are sequential, and one seed can take milliseconds).
@@ -723,7 +797,34 @@ impl CacheSelector for WalkSelector {
             });
         let mut ranked: Vec<(VertexId, f64)> = acc.into_iter().collect();
         ranked.par_sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(ranked.into_iter().map(|(v, _)| v).collect())
+        let mut out: Vec<VertexId> = ranked.into_iter().map(|(v, _)| v).collect();
+        if let Some(max) = self.byte_bound(ctx.seeds.len()) {
+            let el = g.edge_labelled();
+            let mut used = 0usize;
+            let keep = out
+                .iter()
+                .take_while(|&&v| {
+                    used += entry_bytes(raw_len(&g.nbrs(v, Version::New)), el);
+                    used <= max
+                })
+                .count();
+            out.truncate(keep);
+        }
+        Ok(out)
+    }
+
+    fn observe(&mut self, run: &Observed) {
+        let ema = |old: Option<f64>, x: f64| Some(old.map_or(x, |o| 0.5 * o + 0.5 * x));
+        if run.seeds > 0 && run.kernel_seconds > 0.0 {
+            self.kernel_per_seed = ema(self.kernel_per_seed, run.kernel_seconds / run.seeds as f64);
+        }
+        // Few walks or bytes measure mostly fixed costs: learn from big runs.
+        if self.last_walks >= 256 && run.fe_seconds > 0.0 {
+            self.fe_per_walk = ema(self.fe_per_walk, run.fe_seconds / self.last_walks as f64);
+        }
+        if run.cache_bytes >= 1 << 20 && run.dc_seconds > 0.0 {
+            self.dc_per_byte = ema(self.dc_per_byte, run.dc_seconds / run.cache_bytes as f64);
+        }
     }
 }
 

@@ -22,7 +22,9 @@ use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId}
 use csm_planner::{static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
 
-use crate::cache::{within_budget, CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SelectCtx, WalkSelector};
+use crate::cache::{
+    within_budget, CacheSelector, DegreeSelector, DeviceCache, KHopSelector, Observed, SelectCtx, WalkSelector,
+};
 use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
@@ -166,7 +168,8 @@ pub fn run_staged(
     let delta = g.pending_delta().unwrap_or(&empty);
     let seeds = plans.seeds(g, delta);
     let mut run = StagedRun::default();
-    match selector {
+    let mut selector = selector;
+    match selector.as_deref_mut() {
         Some(sel) if !seeds.is_empty() => {
             let t = Instant::now();
             let ranked = sel.select(&SelectCtx {
@@ -197,6 +200,15 @@ pub fn run_staged(
             matcher.config().time_limit.unwrap_or_default(),
             tasks.len()
         )));
+    }
+    if let Some(sel) = selector {
+        sel.observe(&Observed {
+            seeds: seeds.len(),
+            fe_seconds: run.fe_seconds,
+            dc_seconds: run.dc_seconds,
+            kernel_seconds: k.kernel_seconds,
+            cache_bytes: run.cache_bytes,
+        });
     }
     run.tasks = tasks.len();
     run.roots = seeds.len();

@@ -9,7 +9,7 @@
 //!               [--batches B] [--queries house,5-cycle,...]
 //!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
-//!               [--seed X] [--walk-cap W] [--walk-total T] [--stage-words W]
+//!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
 //!               [--rmat A,B,C] [--limit-s S]
 //! ```
 //!
@@ -19,7 +19,10 @@
 //!
 //! `gcsm` uses the crate's path-sampling selector ([`WalkSelector`]);
 //! `gcsm-sampler` uses csm-sampler's merged-walk policy with `--walk-cap`
-//! walks per root.
+//! walks per root. `gcsm`'s selector walks at most `--walk-cap` times per
+//! seed and `--walk-total` times per batch (0: no cap), and with `--fe-frac
+//! F` (0: off) bounds its estimate and copy to F of the predicted kernel
+//! time each (learnt from the query's earlier batches).
 //!
 //! `--rmat` sets the R-MAT quadrant probabilities (default Graph500's
 //! 0.57,0.19,0.19).
@@ -70,6 +73,7 @@ struct Args {
     seed: u64,
     walk_cap: u64,
     walk_total: u64,
+    fe_frac: f64,
     stage_words: u32,
     rmat: (f64, f64, f64),
     limit_s: f64,
@@ -79,7 +83,7 @@ fn usage() -> &'static str {
     "usage: csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...] [--batches B] \
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
-     [--walk-total T] [--stage-words W] [--rmat A,B,C] [--limit-s S]"
+     [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S]"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -117,6 +121,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 2024,
         walk_cap: 64,
         walk_total: 1 << 15,
+        fe_frac: 0.05,
         stage_words: MatcherConfig::default().stage_words,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
@@ -151,6 +156,7 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = parse_num(&v()?)? as u64,
             "--walk-cap" => a.walk_cap = parse_num(&v()?)? as u64,
             "--walk-total" => a.walk_total = parse_num(&v()?)? as u64,
+            "--fe-frac" => a.fe_frac = parse_num(&v()?)?,
             "--stage-words" => a.stage_words = parse_num(&v()?)? as u32,
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--rmat" => {
@@ -686,7 +692,7 @@ fn run(a: Args) -> Result<(), String> {
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "stage_words": a.stage_words, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
 
@@ -784,7 +790,11 @@ fn run(a: Args) -> Result<(), String> {
     let mut khop = KHopSelector::default();
     let mut walks: Vec<WalkSelector> = queries
         .iter()
-        .map(|_| WalkSelector::with_walks(a.walk_cap).with_total((a.walk_total > 0).then_some(a.walk_total)))
+        .map(|_| {
+            WalkSelector::with_walks(a.walk_cap)
+                .with_total((a.walk_total > 0).then_some(a.walk_total))
+                .with_cost_fraction((a.fe_frac > 0.0).then_some(a.fe_frac))
+        })
         .collect();
     // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
     let mut sampler: Vec<SamplerSelector> = queries
