@@ -51,6 +51,14 @@ for t in $THREADS; do
         awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single," q "," t "," m "," $3}' >>"$CSV"
 done
 
+echo "== the same on two cores only (taskset -c 0,1), like the 2-core reference machine"
+for t in 1 2; do
+    for rep in 1 2 3; do
+        taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
+            awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
+    done
+done
+
 echo "== batches of 4096: Enron, 8 labels, 10% stream"
 for q in triangle 4-clique 4-cycle diamond house 5-cycle; do
     for t in $THREADS; do

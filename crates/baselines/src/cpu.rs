@@ -110,7 +110,9 @@ fn subtree_work<G: GraphView + ?Sized>(g: &G, plan: &Plan, d: usize, cands: &[Ve
 fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
     let d = prefix.len();
     let threads = rayon::current_num_threads();
-    if d + 1 >= plan.depth() || threads == 1 {
+    // Lazy splitting: while this thread has queued tasks that idle threads
+    // can steal, there is enough parallelism already.
+    if d + 1 >= plan.depth() || threads == 1 || rayon_core::current_thread_has_pending_tasks() == Some(true) {
         return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     let cands = with_exec(|ex| {
