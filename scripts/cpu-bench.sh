@@ -16,12 +16,12 @@
 # Environment (remote): THREADS (default "1 2 4 8 16"), STATIC_TIMEOUT
 # (seconds per static run, default 60), SKIP_STATIC=1.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CARRY=carry-cpu
 ENRON="${ENRON:-../shared/data/email-Enron.txt}"
 
 if [[ "${1:-}" != "--remote" ]]; then
+    cd "$HERE/.."
     cargo build --release -p csm-bench --bin csm
     cargo build --release -p csm-baselines --example delta_probe
     rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/data"
@@ -36,8 +36,9 @@ fi
 
 OUT="${OUT:-out}"
 mkdir -p "$OUT"
-BIN="$CARRY/bin"
-G="$CARRY/data/email-Enron.txt"
+# remote: this script runs from the carried folder's bin/
+BIN="$HERE"
+G="$HERE/../data/email-Enron.txt"
 THREADS="${THREADS:-1 2 4 8 16}"
 LOG="$OUT/cpu_bench.log"
 CSV="$OUT/cpu_bench.csv"

@@ -149,3 +149,49 @@ fn triangle_on_a_4_clique() {
     assert_eq!(engine(1, false).count(&g, &q).unwrap(), 24);
     assert_eq!(Vf2.count(&g, &q).unwrap(), 24);
 }
+
+/// Size-5 to size-7 queries on dense graphs, where the last-level memo
+/// (`Plan::memo_from`) is reused across many siblings and must be dropped
+/// whenever a binding above it changes (the 7-wheel's plans cache below
+/// depths 2 to 4), statically and per batch.
+#[test]
+fn larger_queries_on_dense_graphs_equal_brute_force() {
+    let named =
+        |n: &str| csm_planner::QueryGraph::from_data(&csm_graph::gen::standard_query(n).expect("known")).unwrap();
+    for seed in 0..6u64 {
+        let mut r = rng(seed);
+        let mut model = random_graph(&mut r, 10, 0.55, 1, None);
+        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+        let mut queries: Vec<_> = ["house", "5-cycle", "prism", "hexagon-2chords", "7-wheel"]
+            .iter()
+            .map(|n| named(n))
+            .collect();
+        queries.push(random_query(&mut r, 6, 0.2, 1, None));
+        for q in &queries {
+            let want = BruteForce.count(&g, q).expect("small");
+            for cost in [false, true] {
+                assert_eq!(engine(1, cost).count(&g, q).expect("count"), want, "seed {seed} {q:?}");
+            }
+        }
+        let q = named("7-wheel");
+        let mut eng = engine(1, false);
+        eng.init(&model.to_data(), &q).expect("init");
+        for _ in 0..3 {
+            let before = embeddings(&model.to_data(), &q);
+            let batch = random_batch(&mut r, &mut model, 4, 1, None, false);
+            let after = embeddings(&model.to_data(), &q);
+            let res = eng
+                .process(Batch {
+                    updates: &batch,
+                    source: "test",
+                    strictness: Strictness::Strict,
+                })
+                .expect("valid batch");
+            let want = (
+                after.difference(&before).count() as u64,
+                before.difference(&after).count() as u64,
+            );
+            assert_eq!((res.positive, res.negative), want, "seed {seed} 7-wheel {batch:?}");
+        }
+    }
+}

@@ -58,6 +58,26 @@ pub struct Executor {
     bits: Vec<Vec<u64>>,
     /// Per level: index into its `extra` of the pinned read, if any.
     pinned: [Option<u8>; MAX_QUERY_VERTICES],
+    /// Last-level intersection sizes by the vertex bound just above it (see
+    /// [`Plan::memo_from`]), valid while `memo_epoch` is unchanged.
+    memo: Vec<MemoSlot>,
+    memo_epoch: u64,
+}
+
+/// One direct-mapped memo entry.
+#[derive(Clone, Copy, Debug, Default)]
+struct MemoSlot {
+    key: VertexId,
+    n: u32,
+    epoch: u64,
+}
+
+/// Slots of the last-level memo (direct-mapped; collisions just evict).
+const MEMO_SLOTS: usize = 1 << 15;
+
+#[inline]
+fn memo_slot(key: VertexId) -> usize {
+    (key.wrapping_mul(0x9E37_79B9) >> 17) as usize & (MEMO_SLOTS - 1)
 }
 
 impl Default for Executor {
@@ -68,6 +88,8 @@ impl Default for Executor {
             emb: [0; MAX_QUERY_VERTICES],
             bits: vec![Vec::new(); MAX_QUERY_VERTICES],
             pinned: [None; MAX_QUERY_VERTICES],
+            memo: Vec::new(),
+            memo_epoch: 1,
         }
     }
 }
@@ -145,6 +167,7 @@ impl Executor {
     ) -> u64 {
         self.emb[..prefix.len()].copy_from_slice(prefix);
         self.prepare(g, plan, prefix.len());
+        self.memo_epoch += 1;
         self.rec::<G, V, false>(g, plan, prefix.len(), vis, &mut |_| {})
     }
 
@@ -181,6 +204,7 @@ impl Executor {
         assert!(d + 1 < plan.depth(), "count_strided needs a level below the children");
         self.emb[..d].copy_from_slice(prefix);
         self.prepare(g, plan, d);
+        self.memo_epoch += 1;
         if plan.levels[plan.depth() - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
@@ -326,6 +350,10 @@ impl Executor {
         if !vis.enter(d, &self.emb[..d], level) {
             return 0;
         }
+        if plan.memo_from == Some(d as u8) {
+            // a new binding above: cached last-level sizes are stale
+            self.memo_epoch += 1;
+        }
         if !ENUM && plan.levels[depth - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
@@ -403,20 +431,41 @@ impl Executor {
         let skip = self.pinned[d].map(usize::from);
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
+        let memo = if plan.memo_from.is_some() {
+            if self.memo.is_empty() {
+                self.memo = vec![MemoSlot::default(); MEMO_SLOTS];
+            }
+            let key = emb[d - 1];
+            Some((&mut self.memo[memo_slot(key)], key, self.memo_epoch))
+        } else {
+            None
+        };
         with_operands!(g, extra, src, emb, skip, |ops| {
-            let mut n = match ops {
-                [o] if skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {
+            let cached = match &memo {
+                Some((slot, key, epoch)) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
+                _ => None,
+            };
+            let mut n = match (cached, &*ops) {
+                (Some(n), _) => n,
+                (None, [o]) if skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {
                     o.list.base.iter().filter(|&&x| bit(bits, x)).count() as u64
                 }
-                _ if check_label || skip.is_some() => {
+                (None, _) if check_label || skip.is_some() => {
                     intersect_into(ops, tmp);
                     let labels = g.labels();
                     tmp.iter()
                         .filter(|&&c| (!check_label || labels[c as usize] == level.label) && in_pinned(c))
                         .count() as u64
                 }
-                _ => intersect_len(ops, tmp),
+                (None, _) => intersect_len(ops, tmp),
             };
+            if let (None, Some((slot, key, epoch))) = (cached, memo) {
+                *slot = MemoSlot {
+                    key,
+                    n: n as u32,
+                    epoch,
+                };
+            }
             for &p in &level.conflicts {
                 let x = emb[p as usize];
                 if in_pinned(x) && ops.iter().all(|o| o.contains(x)) {

@@ -75,6 +75,12 @@ pub struct Plan {
     /// |C_p|·|C_q| − |C_p ∩ C_q| (the last term only when they share a label)
     /// instead of looping over C_p.
     pub independent_tail: bool,
+    /// The last level (not hoisted) reads the vertex bound just above it and
+    /// otherwise only lists bound above depth `f`: its intersection size
+    /// depends on that one vertex while the bindings above `f` stay, so a
+    /// counting run caches it by that vertex (e.g. a 4-cycle's |N(a) ∩ N(c)|
+    /// across the b's that reach the same c). `Some(f)` when f < depth − 2.
+    pub memo_from: Option<u8>,
 }
 
 impl Plan {
@@ -88,11 +94,25 @@ impl Plan {
             && !levels[n - 2].reads.is_empty()
             && levels[n - 1].reads.iter().all(|r| r.pos as usize != n - 2)
             && levels[n - 1].hoist.is_some();
+        let memo_from = match levels.last() {
+            Some(last) if n >= 4 && last.hoist.is_none() && last.reads.len() >= 2 => {
+                let near = last.reads.iter().filter(|r| r.pos as usize == n - 2).count();
+                let others = last.reads.iter().filter(|r| (r.pos as usize) < n - 2);
+                let f = others
+                    .map(|r| r.pos as usize + 1)
+                    .chain(last.reuse.map(usize::from))
+                    .max()
+                    .unwrap_or(0);
+                (near == 1 && f < n - 2).then_some(f as u8)
+            }
+            _ => None,
+        };
         Plan {
             order,
             levels,
             check_labels,
             independent_tail,
+            memo_from,
         }
     }
 }
