@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
+use csm_baselines::oracle::{BruteForce, Vf2};
 use csm_baselines::CpuEngine;
 use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
 use csm_graph::{CsrGraph, Strictness};
@@ -31,30 +31,15 @@ fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, co
     let q = random_query(&mut r, k, 0.3, vl, el);
     let mut eng = engine(threads, cost);
     eng.init(&model.to_data(), &q).expect("init");
-    for b in 0..3 {
-        let before = embeddings(&model.to_data(), &q);
-        let len = r.random_range(1..12usize);
-        let batch = random_batch(&mut r, &mut model, len, vl, el, vertex_ops);
-        let after = embeddings(&model.to_data(), &q);
-        let res = eng
-            .process(Batch {
-                updates: &batch,
-                source: "test",
-                strictness: Strictness::Strict,
-            })
-            .expect("valid batch");
-        let pos = after.difference(&before).count() as u64;
-        let neg = before.difference(&after).count() as u64;
-        prop_assert_eq!(
-            (res.positive, res.negative),
-            (pos, neg),
-            "seed {} batch {} query {:?} updates {:?}",
-            seed,
-            b,
-            q,
-            batch
-        );
-    }
+    let spec = StreamSpec {
+        batches: 3,
+        max_len: 12,
+        vlabels: vl,
+        elabels: el,
+        vertex_ops,
+    };
+    check_set_differences(&mut eng, &mut r, &mut model, &q, spec)
+        .map_err(|e| TestCaseError::fail(format!("seed {seed}: {e}")))?;
     Ok(())
 }
 
@@ -176,22 +161,15 @@ fn larger_queries_on_dense_graphs_equal_brute_force() {
         let q = named("7-wheel");
         let mut eng = engine(1, false);
         eng.init(&model.to_data(), &q).expect("init");
-        for _ in 0..3 {
-            let before = embeddings(&model.to_data(), &q);
-            let batch = random_batch(&mut r, &mut model, 4, 1, None, false);
-            let after = embeddings(&model.to_data(), &q);
-            let res = eng
-                .process(Batch {
-                    updates: &batch,
-                    source: "test",
-                    strictness: Strictness::Strict,
-                })
-                .expect("valid batch");
-            let want = (
-                after.difference(&before).count() as u64,
-                before.difference(&after).count() as u64,
-            );
-            assert_eq!((res.positive, res.negative), want, "seed {seed} 7-wheel {batch:?}");
+        let spec = StreamSpec {
+            batches: 3,
+            max_len: 5,
+            vlabels: 1,
+            elabels: None,
+            vertex_ops: false,
+        };
+        if let Err(e) = check_set_differences(&mut eng, &mut r, &mut model, &q, spec) {
+            panic!("seed {seed}: {e}");
         }
     }
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use csm_baselines::oracle::{embeddings, BruteForce};
+use csm_baselines::oracle::BruteForce;
 use csm_baselines::rapidflow::RapidFlow;
 use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
 use csm_graph::{CsrGraph, Edge, GraphData, Label, LocatedUpdate, Strictness, Update};
@@ -71,31 +71,15 @@ fn check_stream(
     };
     let mut eng = RapidFlow::new(2).expect("pool").with_dual(dual);
     eng.init(&model.to_data(), &q).expect("init");
-    for b in 0..4 {
-        let before = embeddings(&model.to_data(), &q);
-        let len = r.random_range(1..14usize);
-        let batch = random_batch(&mut r, &mut model, len, vl, el, vertex_ops);
-        let after = embeddings(&model.to_data(), &q);
-        let res = eng
-            .process(Batch {
-                updates: &batch,
-                source: "test",
-                strictness: Strictness::Strict,
-            })
-            .expect("valid batch");
-        let pos = after.difference(&before).count() as u64;
-        let neg = before.difference(&after).count() as u64;
-        prop_assert_eq!(
-            (res.positive, res.negative),
-            (pos, neg),
-            "seed {} batch {} dual {} query {:?} updates {:?}",
-            seed,
-            b,
-            dual,
-            q,
-            batch
-        );
-    }
+    let spec = StreamSpec {
+        batches: 4,
+        max_len: 14,
+        vlabels: vl,
+        elabels: el,
+        vertex_ops,
+    };
+    check_set_differences(&mut eng, &mut r, &mut model, &q, spec)
+        .map_err(|e| TestCaseError::fail(format!("seed {seed} dual {dual}: {e}")))?;
     // the engine's graph equals the model: a static count on it agrees
     let g = CsrGraph::from_data(&model.to_data()).expect("valid");
     prop_assert_eq!(

@@ -225,7 +225,6 @@ fn absent_label_gives_zero() {
 #[test]
 fn continuous_engine_matches_set_differences() {
     use csm_baselines::registry::{continuous_engine, EngineOptions};
-    use csm_engine::Batch;
     for seed in 0..40u64 {
         let mut r = rng(seed);
         let vl = r.random_range(1..=3u32);
@@ -236,118 +235,21 @@ fn continuous_engine_matches_set_differences() {
         let q = random_query(&mut r, k, 0.3, vl, el);
         let mut eng = continuous_engine("stwig", &EngineOptions::default()).unwrap();
         eng.init(&model.to_data(), &q).unwrap();
-        for _ in 0..3 {
-            let before = embeddings(&model.to_data(), &q);
-            let len = r.random_range(1..10usize);
-            let batch = random_batch(&mut r, &mut model, len, vl, el, true);
-            let after = embeddings(&model.to_data(), &q);
-            let res = eng
-                .process(Batch {
-                    updates: &batch,
-                    source: "test",
-                    strictness: csm_graph::Strictness::Strict,
-                })
-                .unwrap();
-            let want = (
-                after.difference(&before).count() as u64,
-                before.difference(&after).count() as u64,
-            );
-            assert_eq!(
-                (res.positive, res.negative),
-                want,
-                "seed {seed} query {q:?} batch {batch:?}"
-            );
-        }
-    }
-}
-
-/// Heap accounting for the benchmarks: bytes live now and the peak since
-/// the last [`heap_reset`] (RSS misses allocations that reuse freed heap).
-mod heap {
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-    pub struct Counting;
-    pub static LIVE: AtomicUsize = AtomicUsize::new(0);
-    pub static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-    fn grow(n: usize) {
-        let now = LIVE.fetch_add(n, Relaxed) + n;
-        PEAK.fetch_max(now, Relaxed);
-    }
-
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-            let p = unsafe { System.alloc(l) };
-            if !p.is_null() {
-                grow(l.size());
-            }
-            p
-        }
-        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-            let p = unsafe { System.alloc_zeroed(l) };
-            if !p.is_null() {
-                grow(l.size());
-            }
-            p
-        }
-        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-            unsafe { System.dealloc(p, l) };
-            LIVE.fetch_sub(l.size(), Relaxed);
-        }
-        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-            let q = unsafe { System.realloc(p, l, new) };
-            if !q.is_null() {
-                if new >= l.size() {
-                    grow(new - l.size());
-                } else {
-                    LIVE.fetch_sub(l.size() - new, Relaxed);
-                }
-            }
-            q
+        let spec = StreamSpec {
+            batches: 3,
+            max_len: 10,
+            vlabels: vl,
+            elabels: el,
+            vertex_ops: true,
+        };
+        if let Err(e) = check_set_differences(eng.as_mut(), &mut r, &mut model, &q, spec) {
+            panic!("seed {seed}: {e}");
         }
     }
 }
 
 #[global_allocator]
-static ALLOC: heap::Counting = heap::Counting;
-
-/// Starts a peak measurement; returns the live heap bytes.
-fn heap_reset() -> usize {
-    let live = heap::LIVE.load(std::sync::atomic::Ordering::Relaxed);
-    heap::PEAK.store(live, std::sync::atomic::Ordering::Relaxed);
-    live
-}
-
-fn heap_peak() -> usize {
-    heap::PEAK.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// CPU seconds (user + system) this process has used, from /proc/self/stat.
-fn cpu_seconds() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // fields after the parenthesised command name; utime, stime are 14, 15
-    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
-}
-
-/// Resets the process's peak RSS (Linux: `5` > /proc/self/clear_refs).
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// A /proc/self/status figure in MiB: `VmHWM` (peak RSS since the last
-/// reset) or `VmRSS`.
-fn status_mib(key: &str) -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = s
-        .lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
+static ALLOC: measure::Counting = measure::Counting;
 
 /// Timing on a large R-MAT graph: `cargo test --release -p csm-baselines
 /// --test stwig -- --ignored --nocapture bench_rmat`. Scale and edge count
@@ -394,21 +296,21 @@ fn bench_rmat() {
         for seed in 0..seeds {
             let qd = random_walk_query(&data, k, 100 + seed, dense).unwrap();
             let q = QueryGraph::from_data(&qd).unwrap();
-            let base = status_mib("VmRSS:");
-            reset_peak();
-            let heap0 = heap_reset();
-            let c0 = cpu_seconds();
+            let base = measure::status_mib("VmRSS:");
+            measure::reset_peak();
+            let heap0 = measure::heap_reset();
+            let c0 = measure::cpu_seconds();
             let t = std::time::Instant::now();
             let rep = e.run(&g, &q).unwrap();
             let secs = t.elapsed().as_secs_f64();
-            let csecs = cpu_seconds() - c0;
-            let peak = status_mib("VmHWM:");
-            let heap_mib = (heap_peak() - heap0) as f64 / 1048576.0;
+            let csecs = measure::cpu_seconds() - c0;
+            let peak = measure::status_mib("VmHWM:");
+            let heap_mib = (measure::heap_peak() - heap0) as f64 / 1048576.0;
             let t = std::time::Instant::now();
             let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
             let want = cpu.count(&g, &q).unwrap();
             let cpu_secs = t.elapsed().as_secs_f64();
-            let cpu_csecs = cpu_seconds() - c0 - csecs;
+            let cpu_csecs = measure::cpu_seconds() - c0 - csecs;
             assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
             println!(
                 "k={k} dense={dense} seed={seed} edges={} count={} twigs={} |R|={:?} hash={:.1}MiB match={:.3}s join={:.3}s \

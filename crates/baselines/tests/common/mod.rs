@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod measure;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use csm_graph::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
@@ -209,4 +211,55 @@ pub fn one_kind_batch(rng: &mut ChaCha8Rng, m: &mut Model, len: usize, delete: b
         out.push(LocatedUpdate { line: k + 1, update: u });
     }
     out
+}
+
+/// The random stream a continuous-engine check draws: batch sizes, labels.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamSpec {
+    pub batches: usize,
+    /// Batch lengths are drawn from `1..max_len`.
+    pub max_len: usize,
+    pub vlabels: u32,
+    pub elabels: Option<u32>,
+    pub vertex_ops: bool,
+}
+
+/// Feeds `eng` (already initialised on `model`) random batches drawn from
+/// `spec`, applying them to `model` too, and checks every batch's positive
+/// and negative against the brute-force set differences |M(G')\M(G)| and
+/// |M(G)\M(G')|. The error names the batch, the query and the updates.
+pub fn check_set_differences(
+    eng: &mut dyn csm_engine::ContinuousMatcher,
+    r: &mut ChaCha8Rng,
+    model: &mut Model,
+    q: &QueryGraph,
+    spec: StreamSpec,
+) -> Result<(), String> {
+    use csm_baselines::oracle::embeddings;
+    for b in 0..spec.batches {
+        let before = embeddings(&model.to_data(), q);
+        let len = r.random_range(1..spec.max_len);
+        let batch = random_batch(r, model, len, spec.vlabels, spec.elabels, spec.vertex_ops);
+        let after = embeddings(&model.to_data(), q);
+        let res = eng
+            .process(csm_engine::Batch {
+                updates: &batch,
+                source: "test",
+                strictness: csm_graph::Strictness::Strict,
+            })
+            .map_err(|e| format!("batch {b} rejected: {e}"))?;
+        let want = (
+            after.difference(&before).count() as u64,
+            before.difference(&after).count() as u64,
+        );
+        if (res.positive, res.negative) != want {
+            return Err(format!(
+                "{}: batch {b}: got (+{}, -{}), want {want:?}; query {q:?}; updates {batch:?}",
+                eng.name(),
+                res.positive,
+                res.negative
+            ));
+        }
+    }
+    Ok(())
 }
