@@ -253,28 +253,7 @@ fn partitioner_finds_the_bridge() {
 /// differences.
 #[test]
 fn continuous_engine_matches_set_differences() {
-    use csm_baselines::registry::{continuous_engine, EngineOptions};
-    for seed in 0..40u64 {
-        let mut r = rng(seed);
-        let vl = r.random_range(1..=3u32);
-        let el = (seed % 2 == 0).then_some(2);
-        let n = r.random_range(5..11u32);
-        let mut model = random_graph(&mut r, n, 0.4, vl, el);
-        let k = r.random_range(2..=4usize);
-        let q = random_query(&mut r, k, 0.3, vl, el);
-        let mut eng = continuous_engine("pbe", &EngineOptions::default()).unwrap();
-        eng.init(&model.to_data(), &q).unwrap();
-        let spec = StreamSpec {
-            batches: 3,
-            max_len: 10,
-            vlabels: vl,
-            elabels: el,
-            vertex_ops: true,
-        };
-        if let Err(e) = check_set_differences(eng.as_mut(), &mut r, &mut model, &q, spec) {
-            panic!("seed {seed}: {e}");
-        }
-    }
+    registry_engine_matches_set_differences("pbe", 40);
 }
 
 #[global_allocator]

@@ -263,3 +263,32 @@ pub fn check_set_differences(
     }
     Ok(())
 }
+
+/// Runs the engine registered as `name` (through `registry::continuous_engine`)
+/// on `seeds` small random cases of three mixed batches each (edge labels on
+/// even seeds, vertex updates), checking every batch with
+/// [`check_set_differences`]; panics with the seed on the first mismatch.
+pub fn registry_engine_matches_set_differences(name: &str, seeds: u64) {
+    use csm_baselines::registry::{continuous_engine, EngineOptions};
+    for seed in 0..seeds {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=3u32);
+        let el = (seed % 2 == 0).then_some(2);
+        let n = r.random_range(5..11u32);
+        let mut model = random_graph(&mut r, n, 0.4, vl, el);
+        let k = r.random_range(2..=4usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let mut eng = continuous_engine(name, &EngineOptions::default()).expect("registered engine");
+        eng.init(&model.to_data(), &q).expect("init");
+        let spec = StreamSpec {
+            batches: 3,
+            max_len: 10,
+            vlabels: vl,
+            elabels: el,
+            vertex_ops: true,
+        };
+        if let Err(e) = check_set_differences(eng.as_mut(), &mut r, &mut model, &q, spec) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
