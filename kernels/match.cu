@@ -72,7 +72,6 @@ struct Params {
     u64 cand, chunk, stage, stage_words;
     u64 counter, out;
     u64 time_limit_ns;  // 0 = none; else warps stop fetching seeds after this long
-    u64 dyn, dyn_flags, dyn_cap, nwarps;  // donated tasks (see take_task); dyn_cap 0 = none
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -84,8 +83,7 @@ struct Params {
 #define OUT_STAGED_LISTS 5
 #define OUT_NODES 6
 #define OUT_ABORTED 7
-#define OUT_DONATED 8
-#define OUT_WORDS 9
+#define OUT_WORDS 8
 
 struct ListRef {
     const u32* ids;
@@ -425,120 +423,6 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
     return cnt;
 }
 
-// The task queue (STMatch-style work sharing). Counters (u32) at p.counter:
-// [0] head (next task to take), [1] tail (tasks reserved: the nseeds host
-// tasks, then tasks donated by warps into p.dyn), [2] busy (warps holding a
-// task or about to take one). A warp whose level still has work donates it
-// when the queue runs low: the rest of its iterated list as one slice task
-// and the buffered candidates as one task each. A donated task is visible
-// once its ready flag (p.dyn_flags) is set. The kernel ends when the queue is
-// empty and no warp is busy (only busy warps donate).
-#define Q_HEAD 0
-#define Q_TAIL 1
-#define Q_BUSY 2
-#define TASK_WORDS 16
-
-__device__ __forceinline__ u32 vload(const u32* a) { return *(const volatile u32*)a; }
-
-__device__ __forceinline__ bool out_of_time(const Params& p, u64 t_start) {
-    return p.time_limit_ns && global_ns() - t_start > p.time_limit_ns;
-}
-
-// Lane 0: the next task index, NONE when the run is over (or out of time:
-// `late` set). The warp is counted busy on entry and, unless NONE is
-// returned, on exit.
-__device__ u32 take_task(const Params& p, u64 t_start, bool& late) {
-    u32* q = (u32*)p.counter;
-    for (;;) {
-        const u32 h = vload(q + Q_HEAD);
-        const u32 t = vload(q + Q_TAIL);
-        if (h < t) {
-            if (atomicCAS(q + Q_HEAD, h, h + 1) == h) return h;
-            continue;
-        }
-        atomicSub(q + Q_BUSY, 1u);
-        __threadfence();
-        if (vload(q + Q_BUSY) == 0 && vload(q + Q_HEAD) >= vload(q + Q_TAIL)) return NONE;
-        if (out_of_time(p, t_start)) {
-            late = true;
-            return NONE;
-        }
-        __nanosleep(256);
-        atomicAdd(q + Q_BUSY, 1u);
-    }
-}
-
-// Writes task words (plan, weight, lo, hi, start, prefix emb[0..start)).
-__device__ __forceinline__ void put_task(u32* t, u32 plan, u32 weight, u32 lo, u32 hi, u32 start,
-                                         const u32* emb, u32 last) {
-    uint4* o = (uint4*)t;
-    u32 e[8];
-#pragma unroll
-    for (u32 i = 0; i < 8; ++i) e[i] = (i + 1 < start) ? emb[i] : ((i + 1 == start) ? last : 0u);
-    o[0] = make_uint4(plan, weight, lo, hi);
-    o[1] = make_uint4(start, e[0], e[1], e[2]);
-    o[2] = make_uint4(e[3], e[4], e[5], e[6]);
-    o[3] = make_uint4(e[7], 0u, 0u, 0u);
-}
-
-// Donates the rest of level d (d + 3 <= depth) when the queue runs low.
-__device__ void maybe_donate(const Params& p, WarpState& ws, u32 d, u32 lane, u32 plan, u32 weight,
-                             const u32* cand, u64& donated) {
-    u32* q = (u32*)p.counter;
-    u32 nc = 0, ns = 0, base = NONE;
-    if (lane == 0) {
-        const u32 h = vload(q + Q_HEAD);
-        const u32 t = vload(q + Q_TAIL);
-        if (t - h < (u32)p.nwarps) {
-            // Keep the next candidate; give away the others and the slice.
-            nc = ws.ncand[d] > ws.idx[d] + 1 ? ws.ncand[d] - ws.idx[d] - 1 : 0u;
-            ns = ws.pos[d] < ws.dom[d] ? 1u : 0u;
-            const u32 n = nc + ns;
-            if (n > 0) {
-                u32 cur = vload(q + Q_TAIL);
-                for (;;) {
-                    if ((u64)cur + n > p.nseeds + p.dyn_cap) break;
-                    const u32 prev = atomicCAS(q + Q_TAIL, cur, cur + n);
-                    if (prev == cur) {
-                        base = cur;
-                        break;
-                    }
-                    cur = prev;
-                }
-            }
-        }
-    }
-    base = __shfl_sync(FULL, base, 0);
-    if (base == NONE) return;
-    nc = __shfl_sync(FULL, nc, 0);
-    ns = __shfl_sync(FULL, ns, 0);
-    u32* dyn = (u32*)p.dyn;
-    u32* flags = (u32*)p.dyn_flags;
-    const u64 slot0 = (u64)base - p.nseeds;
-    // Candidate tasks: prefix emb[0..d) + candidate, start d + 1.
-    const u32 first = ws.idx[d] + 1;
-    for (u32 i = lane; i < nc; i += 32) {
-        const u32 c = cand[(u64)d * p.chunk + first + i];
-        put_task(dyn + (slot0 + i) * TASK_WORDS, plan, weight, 0u, NONE, d + 1, ws.emb, c);
-        __threadfence();
-        atomicExch(flags + slot0 + i, 1u);
-    }
-    // Slice task: prefix emb[0..d), level d from pos to dom.
-    if (ns && lane == 0) {
-        put_task(dyn + (slot0 + nc) * TASK_WORDS, plan, weight, ws.pos[d], ws.dom[d], d, ws.emb,
-                 d > 0 ? ws.emb[d - 1] : 0u);
-        __threadfence();
-        atomicExch(flags + slot0 + nc, 1u);
-    }
-    __syncwarp();
-    if (lane == 0) {
-        ws.ncand[d] = ws.idx[d] + 1;
-        ws.dom[d] = ws.pos[d];
-        donated += nc + ns;
-    }
-    __syncwarp();
-}
-
 extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Params p) {
     __shared__ WarpState sws[WARPS];
     const u32 lane = threadIdx.x & 31u;
@@ -548,83 +432,63 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
     u32* cand = (u32*)p.cand + gw * MAXQ * p.chunk;
     u32* stage = (u32*)p.stage + gw * MAXQ * p.stage_words;
     const u32* vlabels = (const u32*)p.vlabels;
-    u32* q = (u32*)p.counter;
 
     for (u32 i = lane; i < MAXQ * MAXR; i += 32) (&ws.stv[0][0])[i] = NONE;
     __syncwarp();
     u64 cpos = 0, cneg = 0, bytes = 0, cache_hits = 0, host_lists = 0, staged = 0, nodes = 0;
-    u64 donated = 0;
     const u64 t_start = p.time_limit_ns ? global_ns() : 0;
     bool aborted = false;
-    if (lane == 0) atomicAdd(q + Q_BUSY, 1u);
     for (;;) {
-        u32 s = 0;
-        u32 late = 0;
-        if (lane == 0) {
-            bool l = false;
-            s = take_task(p, t_start, l);
-            if (!l && s != NONE && out_of_time(p, t_start)) {
-                l = true;
-                atomicSub(q + Q_BUSY, 1u);
-            }
-            late = l;
-        }
+        u64 s = 0;
+        if (lane == 0) s = atomicAdd((u64*)p.counter, 1ull);
         s = __shfl_sync(FULL, s, 0);
-        if (__shfl_sync(FULL, late, 0)) {
+        if (s >= p.nseeds) break;
+        if (p.time_limit_ns) {
+            u32 late = 0;
+            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
+            if (__shfl_sync(FULL, late, 0)) aborted = true;
+        }
+        if (aborted) {
             // Out of time: leave the remaining tasks and flag the result.
-            aborted = true;
             if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
             break;
         }
-        if (s == NONE) break;
         u32 plan, weight = 1, lo = 0, hi = NONE, start = 0;
-        u32 pre[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (s < p.nseeds && p.implicit_seeds) {
+        u32 v0, v1 = 0, v2 = 0, v3 = 0;
+        if (p.implicit_seeds) {
             plan = 0;
-            pre[0] = s;
+            v0 = (u32)s;
         } else {
-            // A task (16 words): the subtree below the bound prefix
+            // A task (12 words): the subtree below the bound prefix
             // v0..v[start-1] of `plan`, restricted to the slice [lo, hi) of
             // level `start`'s iterated list. Heavy seeds are expanded and
-            // sliced on the host; warps donate the rest of their work.
-            uint4 t4[4];
-            if (s < p.nseeds) {
-                const uint4* src = (const uint4*)p.seeds + 4 * (u64)s;
-#pragma unroll
-                for (u32 i = 0; i < 4; ++i) t4[i] = __ldg(src + i);
-            } else {
-                const u64 slot = (u64)s - p.nseeds;
-                if (lane == 0) {
-                    while (vload((const u32*)p.dyn_flags + slot) == 0) __nanosleep(64);
-                }
-                __syncwarp();
-                __threadfence();
-                const uint4* src = (const uint4*)p.dyn + 4 * slot;
-#pragma unroll
-                for (u32 i = 0; i < 4; ++i) t4[i] = __ldcg(src + i);
-            }
-            plan = t4[0].x;
-            weight = t4[0].y;
-            lo = t4[0].z;
-            hi = t4[0].w;
-            start = t4[1].x;
-            pre[0] = t4[1].y;
-            pre[1] = t4[1].z;
-            pre[2] = t4[1].w;
-            pre[3] = t4[2].x;
-            pre[4] = t4[2].y;
-            pre[5] = t4[2].z;
-            pre[6] = t4[2].w;
-            pre[7] = t4[3].x;
+            // sliced on the host for load balance.
+            const uint4 ta = __ldg((const uint4*)p.seeds + 3 * s);
+            const uint4 tb = __ldg((const uint4*)p.seeds + 3 * s + 1);
+            const uint4 tc = __ldg((const uint4*)p.seeds + 3 * s + 2);
+            plan = ta.x;
+            weight = ta.y;
+            lo = ta.z;
+            hi = ta.w;
+            start = tb.x;
+            v0 = tb.y;
+            v1 = tb.z;
+            v2 = tb.w;
+            v3 = tc.x;
         }
         const u32* P = (const u32*)p.plans + (u64)plan * PLAN_WORDS;
         const u32 depth = P[0], sign = P[2], checkl = P[3];
-        if (s < p.nseeds && p.implicit_seeds) {
+        if (p.implicit_seeds) {
             start = P[1];
-            if (__ldg(vlabels + pre[0]) != P[PLAN_HEADER]) continue;
+            if (__ldg(vlabels + v0) != P[PLAN_HEADER]) continue;
         }
         __syncwarp();
-        if (lane < 8) ws.emb[lane] = pre[lane];
+        if (lane == 0) {
+            ws.emb[0] = v0;
+            ws.emb[1] = v1;
+            ws.emb[2] = v2;
+            ws.emb[3] = v3;
+        }
         __syncwarp();
         u64 local = 0;
         if (start >= depth) {
@@ -646,8 +510,6 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                 fill_chunk(p, ws, lv, d, lane, checkl, cand, bytes);
                 for (;;) {
                     if (ws.idx[d] < ws.ncand[d]) {
-                        if (p.dyn_cap && d + 3 <= depth && (nodes & 7u) == 0)
-                            maybe_donate(p, ws, d, lane, plan, weight, cand, donated);
                         const u32 c = cand[(u64)d * p.chunk + ws.idx[d]];
                         __syncwarp();
                         if (lane == 0) {
@@ -661,15 +523,13 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                                     staged);
                         ++nodes;
                         if (p.time_limit_ns && (nodes & 255u) == 0) {
-                            u32 l = 0;
-                            if (lane == 0) l = out_of_time(p, t_start);
-                            if (__shfl_sync(FULL, l, 0)) {
-                                // Flag now and stop: the counts are incomplete.
+                            u32 late = 0;
+                            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
+                            if (__shfl_sync(FULL, late, 0)) {
+                                // Flag now: this may be the warp's last task
+                                // (the fetch loop then ends without a check).
                                 aborted = true;
-                                if (lane == 0) {
-                                    atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
-                                    atomicSub(q + Q_BUSY, 1u);
-                                }
+                                if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
                                 break;
                             }
                         }
@@ -690,7 +550,6 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
             }
         }
         if (sign == 0) cpos += local * weight; else cneg += local * weight;
-        if (aborted) break;
     }
     cpos = warp_sum64(cpos);
     cneg = warp_sum64(cneg);
@@ -707,7 +566,6 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
         if (cache_hits) atomicAdd(out + OUT_CACHE_LISTS, cache_hits);
         if (staged) atomicAdd(out + OUT_STAGED_LISTS, staged);
         if (nodes) atomicAdd(out + OUT_NODES, nodes);
-        if (donated) atomicAdd(out + OUT_DONATED, donated);
     }
 }
 

@@ -411,7 +411,6 @@ impl ContinuousMatcher for GpuEngine {
         extra.insert("seeds".into(), json!(run.roots));
         extra.insert("nodes".into(), json!(run.kernel.nodes));
         extra.insert("tasks".into(), json!(run.tasks));
-        extra.insert("donated".into(), json!(run.kernel.donated));
         extra.insert("split_seconds".into(), json!(run.split_seconds));
         Ok(BatchResult {
             positive: run.positive,

@@ -16,13 +16,13 @@ use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::HostGraph;
 use crate::nvrtc::{kernel, MATCH_CU};
-use crate::plan::{task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS, TASK_WORDS};
+use crate::plan::{task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS};
 
 /// Threads per block of `match_kernel` (`WARPS * 32` in the source).
 pub const MATCH_BLOCK: u32 = 128;
 const WARPS_PER_BLOCK: usize = (MATCH_BLOCK / 32) as usize;
 /// Output words (u64) of the kernel.
-pub const OUT_WORDS: usize = 9;
+pub const OUT_WORDS: usize = 8;
 
 /// Kernel parameters (`struct Params` of the source); every field 64-bit.
 #[repr(C)]
@@ -53,12 +53,6 @@ pub struct MatchParams {
     pub counter: u64,
     pub out: u64,
     pub time_limit_ns: u64,
-    /// Tasks donated by warps (`TASK_WORDS` each), their ready flags, the
-    /// capacity (0: no donation) and the grid's warp count.
-    pub dyn_tasks: u64,
-    pub dyn_flags: u64,
-    pub dyn_cap: u64,
-    pub nwarps: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -78,8 +72,6 @@ pub struct MatcherConfig {
     /// Warps stop taking seeds after this long and the run is reported as
     /// [`KernelStats::aborted`] (None: no limit).
     pub time_limit: Option<std::time::Duration>,
-    /// Tasks warps may donate to idle warps per launch (0: no donation).
-    pub donate_cap: u32,
 }
 
 impl Default for MatcherConfig {
@@ -90,7 +82,6 @@ impl Default for MatcherConfig {
             blocks_per_sm: None,
             tasks: TaskOptions::default(),
             time_limit: None,
-            donate_cap: 1 << 20,
         }
     }
 }
@@ -128,8 +119,6 @@ pub struct KernelStats {
     pub seeds: u64,
     /// The time limit stopped the run: the counts are incomplete.
     pub aborted: bool,
-    /// Tasks warps donated to idle warps.
-    pub donated: u64,
 }
 
 /// See the module docs.
@@ -141,10 +130,7 @@ pub struct DeviceMatcher {
     cand: CudaSlice<u32>,
     stage: CudaSlice<u32>,
     out: CudaSlice<u64>,
-    /// Queue counters (u32): head, tail, busy, unused.
-    counter: CudaSlice<u32>,
-    dyn_tasks: CudaSlice<u32>,
-    dyn_flags: CudaSlice<u32>,
+    counter: CudaSlice<u64>,
     plans: Option<CudaSlice<u32>>,
     seeds: Option<CudaSlice<u32>>,
 }
@@ -170,10 +156,7 @@ impl DeviceMatcher {
         let cand = gpu.alloc_zeros::<u32>(warps * MAXQ * config.chunk as usize)?;
         let stage = gpu.alloc_zeros::<u32>(warps * MAXQ * config.stage_words as usize)?;
         let out = gpu.alloc_zeros::<u64>(OUT_WORDS)?;
-        let counter = gpu.alloc_zeros::<u32>(4)?;
-        let cap = config.donate_cap.max(1) as usize;
-        let dyn_tasks = gpu.alloc_zeros::<u32>(cap * TASK_WORDS)?;
-        let dyn_flags = gpu.alloc_zeros::<u32>(cap)?;
+        let counter = gpu.alloc_zeros::<u64>(1)?;
         Ok(DeviceMatcher {
             gpu,
             func,
@@ -183,8 +166,6 @@ impl DeviceMatcher {
             stage,
             out,
             counter,
-            dyn_tasks,
-            dyn_flags,
             plans: None,
             seeds: None,
         })
@@ -271,18 +252,9 @@ impl DeviceMatcher {
         stream
             .memset_zeros(&mut self.out)
             .map_err(|e| GpuError::driver("cuMemsetD8 (out)", e))?;
-        let nseeds32 = u32::try_from(nseeds)
-            .ok()
-            .filter(|&n| u64::from(n) + u64::from(self.config.donate_cap) < u64::from(u32::MAX))
-            .ok_or_else(|| GpuError::InvalidInput(format!("{nseeds} seeds exceed the kernel's 32-bit task queue")))?;
         stream
-            .memcpy_htod(&[0u32, nseeds32, 0, 0], &mut self.counter)
-            .map_err(|e| GpuError::driver("cuMemcpyHtoD (queue counters)", e))?;
-        if self.config.donate_cap > 0 {
-            stream
-                .memset_zeros(&mut self.dyn_flags)
-                .map_err(|e| GpuError::driver("cuMemsetD8 (donated task flags)", e))?;
-        }
+            .memset_zeros(&mut self.counter)
+            .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
         let [rowidx, rowptr, colidx, collab, ncached, slots, nslots] =
             cache.map_or([0; 7], |c| c.kernel_args(&self.gpu));
         let params = MatchParams {
@@ -309,10 +281,6 @@ impl DeviceMatcher {
             counter: self.counter.device_ptr(&stream).0,
             out: self.out.device_ptr(&stream).0,
             time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
-            dyn_tasks: self.dyn_tasks.device_ptr(&stream).0,
-            dyn_flags: self.dyn_flags.device_ptr(&stream).0,
-            dyn_cap: u64::from(self.config.donate_cap),
-            nwarps: u64::from(self.blocks) * WARPS_PER_BLOCK as u64,
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let cfg = LaunchConfig {
@@ -344,7 +312,6 @@ impl DeviceMatcher {
             upload_seconds,
             seeds: nseeds,
             aborted: out[7] != 0,
-            donated: out[8],
         })
     }
 }

@@ -111,7 +111,7 @@ pub const MAX_PREFIX: usize = 4;
 
 /// One unit of kernel work: the subtree below the bound prefix
 /// `prefix[..start]` of plan `plan`, restricted to the slice `[lo, hi)` of
-/// level `start`'s iterated list ([`TASK_WORDS`] kernel words).
+/// level `start`'s iterated list (twelve kernel words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Task {
     pub plan: u32,
@@ -335,20 +335,13 @@ impl QueryPlans {
     }
 }
 
-/// Words per kernel task (the kernel's `TASK_WORDS`): plan, weight, lo, hi,
-/// start, eight prefix vertices (tasks the kernel's warps donate to each
-/// other carry up to `MAXQ` bound vertices), three unused.
-pub const TASK_WORDS: usize = 16;
-
-/// Flattens tasks into kernel words ([`TASK_WORDS`] per task).
+/// Flattens tasks into kernel words (twelve per task).
 pub fn task_words(tasks: &[Task]) -> Vec<u32> {
     tasks
         .iter()
         .flat_map(|t| {
             let p = t.prefix;
-            [
-                t.plan, t.weight, t.lo, t.hi, t.start, p[0], p[1], p[2], p[3], 0, 0, 0, 0, 0, 0, 0,
-            ]
+            [t.plan, t.weight, t.lo, t.hi, t.start, p[0], p[1], p[2], p[3], 0, 0, 0]
         })
         .collect()
 }

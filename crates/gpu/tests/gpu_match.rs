@@ -327,12 +327,6 @@ fn expanded_and_sliced_tasks_match_cpu() {
                 // A small staging area: lists that fit, lists that do not,
                 // and reuse of a staged list at a changing offset.
                 stage_words: if max_task == 0 { 40 } else { 4096 },
-                // No donation, a queue that overflows at once, the default.
-                donate_cap: match expand_above {
-                    4 => 0,
-                    0 => 3,
-                    _ => MatcherConfig::default().donate_cap,
-                },
                 ..MatcherConfig::default()
             };
             for v in [Variant::Zp, Variant::Gcsm] {

@@ -381,7 +381,6 @@ struct Row {
     host_lists: u64,
     cached_lists: u64,
     staged_lists: u64,
-    donated: u64,
     ok: bool,
     /// A CPU count was available to compare with.
     verified: bool,
@@ -411,7 +410,6 @@ impl Row {
             host_lists: 0,
             cached_lists: 0,
             staged_lists: 0,
-            donated: 0,
             ok: false,
             verified: false,
             error,
@@ -420,11 +418,11 @@ impl Row {
 
     fn csv_header() -> &'static str {
         "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
-         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,donated,ok,verified,error"
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,ok,verified,error"
     }
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},{},\"{}\"",
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},\"{}\"",
             self.size,
             self.batch,
             self.query,
@@ -445,7 +443,6 @@ impl Row {
             self.host_lists,
             self.cached_lists,
             self.staged_lists,
-            self.donated,
             self.ok,
             self.verified,
             self.error.replace('"', "'")
@@ -458,7 +455,7 @@ impl Row {
                "host_bytes": self.host_bytes, "host_bytes_kind": "counted",
                "cache_bytes": self.cache_bytes, "cache_vertices": self.cache_vertices,
                "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
-               "cached_lists": self.cached_lists, "staged_lists": self.staged_lists, "donated": self.donated,
+               "cached_lists": self.cached_lists, "staged_lists": self.staged_lists,
                "ok": self.ok, "verified": self.verified, "error": self.error})
     }
 }
@@ -902,7 +899,6 @@ fn run(a: Args) -> Result<(), String> {
                             host_lists: 0,
                             cached_lists: 0,
                             staged_lists: 0,
-                            donated: 0,
                             ok: true,
                             verified: true,
                             error: String::new(),
@@ -1027,7 +1023,6 @@ fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> R
         host_lists: r.kernel.host_lists,
         cached_lists: r.kernel.cached_lists,
         staged_lists: r.kernel.staged_lists,
-        donated: r.kernel.donated,
         ok,
         verified: false,
         error: String::new(),
