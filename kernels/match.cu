@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v1).
+// Incremental (and static) subgraph matching kernel (match v2; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -16,11 +16,14 @@
 //   ignored; Common = the old part minus marked entries; New = Common plus the
 //   appended part (N' = N u dN, Sec. V-C);
 // * the last level is counted, not enumerated;
-// * every list lookup first binary-searches the DCSR cache's rowidx (device
-//   memory, Fig. 6); otherwise it follows the vertex table's device pointer
+// * every list lookup first asks the DCSR cache (device memory, Fig. 6)
+//   through a per-vertex slot map (one load; binary search of rowidx when
+//   there is no map); otherwise it follows the vertex table's device pointer
 //   (pDevice of Sec. V-A) into pinned host memory (zero-copy), managed memory
-//   (UM) or device memory (static mode). Short host lists are first staged
-//   into a per-warp device buffer with coalesced 128-B loads; long ones are
+//   (UM) or device memory (static mode). Host lists are staged into a
+//   per-warp device buffer with coalesced 128-B loads (UNR in flight per
+//   lane) when short, or when they belong to a vertex bound before the
+//   previous level (then a run of siblings copies them once); others are
 //   binary-searched in place. Every element loaded from a host list adds 4
 //   bytes to the per-lane "counted" host-byte counter.
 //
