@@ -94,11 +94,27 @@ fn with_exec<R>(f: impl FnOnce(&mut Executor) -> R) -> R {
 /// entries are not split.
 const SPLIT_MIN_WORK: u64 = 1024;
 
-/// A rough number of list entries read below the children `cands` of a node
-/// at depth `d`: their summed degrees, times 8 for each level below theirs
-/// beyond the next.
-fn subtree_work<G: GraphView + ?Sized>(g: &G, plan: &Plan, d: usize, cands: &[VertexId]) -> u64 {
-    let scan: u64 = cands.iter().map(|&c| g.nbrs(c, Version::New).len() as u64).sum();
+/// A rough number of list entries read below the children `cands` of the
+/// node `prefix`: per child, its degree, capped at 8 times the shortest list
+/// its level intersects with besides its own (a fixed earlier list, or the
+/// reused candidate set itself: galloping makes those intersections cheap),
+/// times 8 for each level below theirs beyond the next.
+fn subtree_work<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], cands: &[VertexId]) -> u64 {
+    let d = prefix.len();
+    let deg = |v: VertexId| g.nbrs(v, Version::New).len() as u64;
+    let other = plan.levels.get(d + 1).and_then(|next| {
+        let fixed = next
+            .reads
+            .iter()
+            .filter(|r| (r.pos as usize) < d)
+            .map(|r| deg(prefix[r.pos as usize]));
+        let reused = (next.reuse == Some(d as u8)).then_some(cands.len() as u64);
+        fixed.chain(reused).min()
+    });
+    let scan: u64 = cands
+        .iter()
+        .map(|&c| other.map_or(deg(c), |o| deg(c).min(8 * o.max(1))))
+        .sum();
     scan << (3 * plan.depth().saturating_sub(d + 2)).min(30)
 }
 
@@ -121,7 +137,7 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
         c
     });
     let n = cands.len();
-    if subtree_work(g, plan, d, &cands) < SPLIT_MIN_WORK {
+    if subtree_work(g, plan, prefix, &cands) < SPLIT_MIN_WORK {
         return with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
     }
     if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
@@ -291,7 +307,7 @@ fn estimated_work<G: GraphView + ?Sized>(
             deg(x) + deg(y)
         } else {
             ex.candidates(g, plan, &[x, y], &mut cands);
-            subtree_work(g, plan, 2, &cands)
+            subtree_work(g, plan, &[x, y], &cands)
         };
         total = total.saturating_add(w);
         if total >= cap {
