@@ -1,7 +1,9 @@
 //! The `cpu` engine: the planner's executor run in parallel with rayon, over
 //! batch edges for continuous matching (GCSM's CPU baseline, Sec. VI-A) and
-//! over start vertices for static matching. Heavy seeds are split one level
-//! down so that a single update still spreads over all threads.
+//! over start vertices for static matching. Small batches stay on the
+//! calling thread; a node with enough work below it is split into strided
+//! parts (lazily: only when this thread has no queued task left to steal),
+//! so that a single heavy update still spreads over all threads.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -115,7 +117,13 @@ fn subtree_work<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], 
         .iter()
         .map(|&c| other.map_or(deg(c), |o| deg(c).min(8 * o.max(1))))
         .sum();
-    scan << (3 * plan.depth().saturating_sub(d + 2)).min(30)
+    scan << deeper_levels_shift(plan, d)
+}
+
+/// log2 of the factor 8 per level below a depth-`d` node's children beyond
+/// the next, used by the work estimates.
+fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
+    (3 * plan.depth().saturating_sub(d + 2)).min(30) as u32
 }
 
 /// Counts completions of `prefix`, spreading the children at the next level
@@ -226,12 +234,7 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
     sym: Option<&Symmetry>,
     delta: &BatchDelta,
 ) -> DeltaCounts {
-    if let Some((e, rules)) = single_edge(sym, delta) {
-        let view = CommonView::new(g, e.u, e.v);
-        let seeds = single_edge_seeds(&view, plans, e, rules);
-        return count_seeds_parallel(&view, plans, &seeds);
-    }
-    count_seeds_parallel(g, plans, &batch_seeds(g, plans, delta))
+    count_delta_with(g, plans, sym, delta, Run::CurrentPool, &mut Executor::new())
 }
 
 fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed]) -> DeltaCounts {
@@ -257,7 +260,7 @@ pub fn count_delta_sequential<G: GraphView + ?Sized>(
     delta: &BatchDelta,
     ex: &mut Executor,
 ) -> DeltaCounts {
-    count_delta_adaptive(g, plans, sym, delta, None, ex)
+    count_delta_with(g, plans, sym, delta, Run::Caller, ex)
 }
 
 /// Batches whose estimated work is below this run on the calling thread:
@@ -279,7 +282,6 @@ fn estimated_work<G: GraphView + ?Sized>(
     ex: &mut Executor,
 ) -> u64 {
     let deg = |v: VertexId| g.nbrs(v, Version::New).len() as u64;
-    let shift = |plan: &Plan| (3 * plan.depth().saturating_sub(4)).min(30);
     let mut bound = 0u64;
     for &(i, x, y, _) in seeds {
         let plan = &plans[i as usize].plan;
@@ -287,7 +289,7 @@ fn estimated_work<G: GraphView + ?Sized>(
             Some(level) if plan.depth() > 3 => {
                 let emb = [x, y];
                 let first = level.reads.iter().map(|r| deg(emb[r.pos as usize])).min().unwrap_or(0);
-                first.saturating_mul(g.max_degree() as u64) << shift(plan)
+                first.saturating_mul(g.max_degree() as u64) << deeper_levels_shift(plan, 2)
             }
             _ => deg(x) + deg(y),
         };
@@ -328,15 +330,42 @@ pub fn count_delta_adaptive<G: GraphView + ?Sized>(
     pool: Option<(&rayon::ThreadPool, u64)>,
     ex: &mut Executor,
 ) -> DeltaCounts {
-    fn run<G: GraphView + ?Sized>(
+    let run = pool.map_or(Run::Caller, |(pool, min_work)| Run::Pool(pool, min_work));
+    count_delta_with(g, plans, sym, delta, run, ex)
+}
+
+/// Where [`count_delta_with`] runs the seeds.
+#[derive(Clone, Copy)]
+enum Run<'p> {
+    /// On the calling thread, with the caller's executor.
+    Caller,
+    /// In parallel on the pool the caller is already in.
+    CurrentPool,
+    /// On `pool` when the estimated work reaches the bound, else on the caller.
+    Pool(&'p rayon::ThreadPool, u64),
+}
+
+/// The one driver behind the `count_delta_*` entry points: a one-edge batch
+/// with symmetry rules runs its representative seeds on a [`CommonView`],
+/// any other batch every seed on `g`.
+fn count_delta_with<G: GraphView + ?Sized>(
+    g: &G,
+    plans: &[DeltaPlan],
+    sym: Option<&Symmetry>,
+    delta: &BatchDelta,
+    run: Run<'_>,
+    ex: &mut Executor,
+) -> DeltaCounts {
+    fn go<G: GraphView + ?Sized>(
         g: &G,
         plans: &[DeltaPlan],
         seeds: &[Seed],
-        pool: Option<(&rayon::ThreadPool, u64)>,
+        run: Run<'_>,
         ex: &mut Executor,
     ) -> DeltaCounts {
-        match pool {
-            Some((pool, min_work)) if estimated_work(g, plans, seeds, min_work, ex) >= min_work => {
+        match run {
+            Run::CurrentPool => count_seeds_parallel(g, plans, seeds),
+            Run::Pool(pool, min_work) if estimated_work(g, plans, seeds, min_work, ex) >= min_work => {
                 pool.install(|| count_seeds_parallel(g, plans, seeds))
             }
             _ => count_seeds_sequential(g, plans, seeds, ex),
@@ -345,9 +374,9 @@ pub fn count_delta_adaptive<G: GraphView + ?Sized>(
     if let Some((e, rules)) = single_edge(sym, delta) {
         let view = CommonView::new(g, e.u, e.v);
         let seeds = single_edge_seeds(&view, plans, e, rules);
-        return run(&view, plans, &seeds, pool, ex);
+        return go(&view, plans, &seeds, run, ex);
     }
-    run(g, plans, &batch_seeds(g, plans, delta), pool, ex)
+    go(g, plans, &batch_seeds(g, plans, delta), run, ex)
 }
 
 fn count_seeds_sequential<G: GraphView + ?Sized>(

@@ -150,9 +150,7 @@ impl Executor {
             if plan.levels[e].reads.is_empty() || !plan.levels[e + 1..].iter().any(|l| l.reuse == Some(e as u8)) {
                 continue;
             }
-            let mut buf = std::mem::take(&mut self.bufs[e]);
-            self.fill(g, plan, e, &mut buf);
-            self.bufs[e] = buf;
+            self.fill_own(g, plan, e);
         }
     }
 
@@ -211,16 +209,7 @@ impl Executor {
         // later levels may reuse the whole candidate set
         self.bufs[d].clear();
         self.bufs[d].extend_from_slice(cands);
-        let pinned = self.pin(g, plan, d + 1);
-        let mut total = 0;
-        for k in (first..cands.len()).step_by(step.max(1)) {
-            self.emb[d] = self.bufs[d][k];
-            total += self.rec::<G, NoVisitor, false>(g, plan, d + 1, &mut NoVisitor, &mut |_| {});
-        }
-        if pinned {
-            self.unpin(g, plan, d + 1);
-        }
-        total
+        self.children::<G, NoVisitor, false>(g, plan, d, (first, step), &mut NoVisitor, &mut |_| {})
     }
 
     /// The filtered candidates of `plan.order[depth]` given `prefix`
@@ -305,6 +294,37 @@ impl Executor {
         }
     }
 
+    /// Candidate set of level `d` into its own buffer `self.bufs[d]`.
+    fn fill_own<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) {
+        let mut buf = std::mem::take(&mut self.bufs[d]);
+        self.fill(g, plan, d, &mut buf);
+        self.bufs[d] = buf;
+    }
+
+    /// Counts (or enumerates) the subtrees of the children at indices
+    /// `first, first + step, …` of `self.bufs[d]`, pinning a list of level
+    /// `d + 1` for the loop when that pays.
+    fn children<G: GraphView + ?Sized, V: Visitor, const ENUM: bool>(
+        &mut self,
+        g: &G,
+        plan: &Plan,
+        d: usize,
+        (first, step): (usize, usize),
+        vis: &mut V,
+        f: &mut dyn FnMut(&[VertexId]),
+    ) -> u64 {
+        let pinned = self.pin(g, plan, d + 1);
+        let mut total = 0;
+        for k in (first..self.bufs[d].len()).step_by(step.max(1)) {
+            self.emb[d] = self.bufs[d][k];
+            total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
+        }
+        if pinned {
+            self.unpin(g, plan, d + 1);
+        }
+        total
+    }
+
     /// Candidate set of level `d` into `out` (which is not one of `self.bufs`).
     fn fill<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, out: &mut Vec<VertexId>) {
         let level = &plan.levels[d];
@@ -362,19 +382,8 @@ impl Executor {
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
             self.count_tail_pair(g, plan, d)
         } else {
-            let mut buf = std::mem::take(&mut self.bufs[d]);
-            self.fill(g, plan, d, &mut buf);
-            self.bufs[d] = buf;
-            let pinned = self.pin(g, plan, d + 1);
-            let mut total = 0;
-            for k in 0..self.bufs[d].len() {
-                self.emb[d] = self.bufs[d][k];
-                total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
-            }
-            if pinned {
-                self.unpin(g, plan, d + 1);
-            }
-            total
+            self.fill_own(g, plan, d);
+            self.children::<G, V, ENUM>(g, plan, d, (0, 1), vis, f)
         };
         vis.leave(d);
         total
@@ -390,9 +399,7 @@ impl Executor {
     fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let last = d + 1;
         let lq = &plan.levels[last];
-        let mut cp = std::mem::take(&mut self.bufs[d]);
-        self.fill(g, plan, d, &mut cp);
-        self.bufs[d] = cp;
+        self.fill_own(g, plan, d);
         if self.bufs[d].is_empty() {
             return 0;
         }
