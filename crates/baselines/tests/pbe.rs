@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
+use csm_baselines::oracle::embeddings;
 use csm_baselines::pbe::plan::edge_classes;
 use csm_baselines::pbe::{partition, Pbe};
 use csm_engine::StaticMatcher;
@@ -16,19 +16,6 @@ use csm_graph::{CsrGraph, Edge, GraphData, GraphView, VertexId};
 use csm_planner::QueryGraph;
 use proptest::prelude::*;
 use rand::Rng;
-
-fn random_case(seed: u64, edge_labels: bool) -> (CsrGraph, GraphData, QueryGraph) {
-    let mut r = rng(seed);
-    let vl = r.random_range(1..=3u32);
-    let el = edge_labels.then_some(2);
-    let n = r.random_range(4..13u32);
-    let p = r.random_range(0.15..0.7);
-    let model = random_graph(&mut r, n, p, vl, el);
-    let k = r.random_range(2..=5usize);
-    let q = random_query(&mut r, k, 0.35, vl, el);
-    let data = model.to_data();
-    (CsrGraph::from_data(&data).unwrap(), data, q)
-}
 
 /// The oracle's embeddings split by whether all vertices share one part.
 fn oracle_split(data: &GraphData, q: &QueryGraph, parts: &[u32]) -> (BTreeSet<Vec<VertexId>>, BTreeSet<Vec<VertexId>>) {
@@ -79,7 +66,7 @@ proptest! {
     /// chunked level buffers fill and flush many times.
     #[test]
     fn random_partitions_split_exactly(seed in any::<u64>()) {
-        let (g, data, q) = random_case(seed, seed % 2 == 1);
+        let (g, data, q) = random_case(seed, seed % 2 == 1, 5);
         let mut r = rng(seed ^ 0x9e37);
         let reserve = r.random_range(1..24usize);
         let pbe = Pbe::new(1000).with_reserve(reserve).with_threads(1 + (seed % 3) as usize).unwrap();
@@ -93,7 +80,7 @@ proptest! {
     /// n follows ⌈|G| / (g − θ)⌉ and every count equals the oracle's.
     #[test]
     fn budgets_do_not_change_counts(seed in any::<u64>()) {
-        let (g, data, q) = random_case(seed, seed % 2 == 0);
+        let (g, data, q) = random_case(seed, seed % 2 == 0, 5);
         let want = embeddings(&data, &q).len() as u64;
         let m = g.num_edges();
         for target in [1usize, 2, 4, 8] {
@@ -117,18 +104,8 @@ proptest! {
     /// (large automorphism groups, so shared execution multiplies a lot).
     #[test]
     fn repeated_labels_equal_vf2(seed in any::<u64>()) {
-        let mut r = rng(seed);
-        let vl = r.random_range(1..=2u32);
-        let el = (seed % 3 == 0).then_some(2);
-        let n = r.random_range(5..10u32);
-        let model = random_graph(&mut r, n, 0.6, vl, el);
-        let k = r.random_range(2..=5usize);
-        let q = random_query(&mut r, k, 0.6, vl, el);
-        let g = CsrGraph::from_data(&model.to_data()).unwrap();
-        let want = match Vf2.count(&g, &q) {
-            Ok(c) => c,
-            Err(_) => BruteForce.count(&g, &q).unwrap(),
-        };
+        let (g, q, mut r) = dense_case(seed, 2..=5, 0.6);
+        let want = vf2_or_brute_force(&g, &q);
         let parts: Vec<u32> = (0..g.num_vertices()).map(|_| r.random_range(0..3)).collect();
         let rep = Pbe::new(64).with_reserve(5).run_partitioned(&g, &q, &parts).unwrap();
         prop_assert_eq!(rep.count, want, "seed {} {:?} parts {:?}", seed, q, parts);

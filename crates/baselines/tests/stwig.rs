@@ -92,25 +92,12 @@ fn stats_for(g: &CsrGraph) -> (Vec<u32>, usize, f64) {
     (labels, n, 2.0 * g.num_edges() as f64 / n.max(1) as f64)
 }
 
-fn random_case(seed: u64, edge_labels: bool) -> (CsrGraph, GraphData, QueryGraph) {
-    let mut r = rng(seed);
-    let vl = r.random_range(1..=3u32);
-    let el = edge_labels.then_some(2);
-    let n = r.random_range(4..13u32);
-    let p = r.random_range(0.15..0.7);
-    let model = random_graph(&mut r, n, p, vl, el);
-    let k = r.random_range(2..=6usize);
-    let q = random_query(&mut r, k, 0.35, vl, el);
-    let data = model.to_data();
-    (CsrGraph::from_data(&data).unwrap(), data, q)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
 
     #[test]
     fn counts_equal_brute_force(seed in any::<u64>()) {
-        let (g, data, q) = random_case(seed, seed % 2 == 0);
+        let (g, data, q) = random_case(seed, seed % 2 == 0, 6);
         let want = embeddings(&data, &q).len() as u64;
         for (name, e) in engines() {
             let rep = e.run(&g, &q).unwrap();
@@ -124,7 +111,7 @@ proptest! {
         let k = r.random_range(2..=9usize);
         let extra = r.random_range(0.0..0.6);
         let q = random_query(&mut r, k, extra, 2, None);
-        let (g, _, _) = random_case(seed, false);
+        let (g, _, _) = random_case(seed, false, 6);
         let (labels, n, avg) = stats_for(&g);
         let freq = |l: u32| labels.iter().filter(|&&x| x == l).count();
         let twigs = decompose(&q, &DecomposeStats { label_freq: &freq, num_vertices: n, avg_degree: avg });
@@ -139,18 +126,8 @@ proptest! {
     /// so injectivity inside and across twigs decides most candidates.
     #[test]
     fn repeated_labels_equal_vf2(seed in any::<u64>()) {
-        let mut r = rng(seed);
-        let vl = r.random_range(1..=2u32);
-        let el = (seed % 3 == 0).then_some(2);
-        let n = r.random_range(5..10u32);
-        let model = random_graph(&mut r, n, 0.6, vl, el);
-        let k = r.random_range(3..=5usize);
-        let q = random_query(&mut r, k, 0.5, vl, el);
-        let g = CsrGraph::from_data(&model.to_data()).unwrap();
-        let want = match Vf2.count(&g, &q) {
-            Ok(c) => c,
-            Err(_) => BruteForce.count(&g, &q).unwrap(),
-        };
+        let (g, q, _) = dense_case(seed, 3..=5, 0.5);
+        let want = vf2_or_brute_force(&g, &q);
         for (name, e) in engines() {
             prop_assert_eq!(e.count(&g, &q).unwrap(), want, "{} seed {} {:?}", name, seed, q);
         }

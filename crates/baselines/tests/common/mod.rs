@@ -292,3 +292,43 @@ pub fn registry_engine_matches_set_differences(name: &str, seeds: u64) {
         }
     }
 }
+
+/// A small random graph (1-3 vertex labels, edge labels when asked) and a
+/// random query of 2 to `max_k` vertices, as CSR, edge list and query.
+pub fn random_case(seed: u64, edge_labels: bool, max_k: usize) -> (csm_graph::CsrGraph, GraphData, QueryGraph) {
+    let mut r = rng(seed);
+    let vl = r.random_range(1..=3u32);
+    let el = edge_labels.then_some(2);
+    let n = r.random_range(4..13u32);
+    let p = r.random_range(0.15..0.7);
+    let model = random_graph(&mut r, n, p, vl, el);
+    let k = r.random_range(2..=max_k);
+    let q = random_query(&mut r, k, 0.35, vl, el);
+    let data = model.to_data();
+    (csm_graph::CsrGraph::from_data(&data).expect("valid"), data, q)
+}
+
+/// A dense graph with one or two labels and a query of `k` vertices with
+/// `extra` chords (many same-label vertices, large automorphism groups),
+/// and the generator for further draws.
+pub fn dense_case(
+    seed: u64,
+    k: std::ops::RangeInclusive<usize>,
+    extra: f64,
+) -> (csm_graph::CsrGraph, QueryGraph, ChaCha8Rng) {
+    let mut r = rng(seed);
+    let vl = r.random_range(1..=2u32);
+    let el = seed.is_multiple_of(3).then_some(2);
+    let n = r.random_range(5..10u32);
+    let model = random_graph(&mut r, n, 0.6, vl, el);
+    let k = r.random_range(k);
+    let q = random_query(&mut r, k, extra, vl, el);
+    (csm_graph::CsrGraph::from_data(&model.to_data()).expect("valid"), q, r)
+}
+
+/// The static count by petgraph VF2, or by brute force where VF2 declines.
+pub fn vf2_or_brute_force(g: &csm_graph::CsrGraph, q: &QueryGraph) -> u64 {
+    use csm_baselines::oracle::{BruteForce, Vf2};
+    use csm_engine::StaticMatcher;
+    Vf2.count(g, q).or_else(|_| BruteForce.count(g, q)).expect("small")
+}
