@@ -69,6 +69,22 @@ impl<'a> Nbrs<'a> {
         self.marked == 0 && self.delta.is_empty()
     }
 
+    /// The entries from `first` on, as a subslice, when the list is plain
+    /// (`None` otherwise).
+    #[inline]
+    pub fn plain_from(&self, first: VertexId) -> Option<Nbrs<'a>> {
+        if !self.is_plain() {
+            return None;
+        }
+        let k = self.base.partition_point(|&e| e < first);
+        let labels = if self.base_labels.is_empty() {
+            self.base_labels
+        } else {
+            &self.base_labels[k..]
+        };
+        Some(Nbrs::plain(&self.base[k..], labels))
+    }
+
     /// Exact number of neighbours in this version.
     #[inline]
     pub fn len(&self) -> usize {

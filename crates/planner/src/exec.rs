@@ -102,28 +102,51 @@ fn bit(bits: &[u64], x: VertexId) -> bool {
     bits[x as usize >> 6] >> (x & 63) & 1 == 1
 }
 
+/// The smallest vertex id `level` may bind: one above the largest binding
+/// it must exceed ([`Level::above`]; 0 without bounds).
+#[inline]
+fn first_allowed(emb: &[VertexId], level: &Level) -> VertexId {
+    level.above.iter().map(|&p| emb[p as usize] + 1).max().unwrap_or(0)
+}
+
 /// Builds the operands of `level.extra` (plus an optional reused candidate
-/// set) on the stack (at most 32).
+/// set) on the stack (at most 32), each plain one cut to its entries from
+/// `$first` on; `$cut` tells whether the intersection is already free of
+/// smaller entries (some operand was cut, or `$first` is 0).
 macro_rules! with_operands {
-    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, |$ops:ident| $body:expr) => {{
+    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, $first:expr, |$ops:ident, $cut:ident| $body:expr) => {{
         let mut storage: [MaybeUninit<Operand<'_>>; MAX_QUERY_VERTICES] =
             [const { MaybeUninit::uninit() }; MAX_QUERY_VERTICES];
+        let first: VertexId = $first;
         let mut n = 0;
+        #[allow(unused_mut)]
+        let mut $cut = first == 0;
         if let Some(src) = $src {
+            let src: &[VertexId] = src;
+            let k = if first == 0 {
+                0
+            } else {
+                src.partition_point(|&x| x < first)
+            };
             storage[0].write(Operand {
-                list: Nbrs::plain(src, &[]),
+                list: Nbrs::plain(&src[k..], &[]),
                 elabel: None,
             });
+            $cut = true;
             n = 1;
         }
         for (k, r) in $reads.iter().enumerate() {
             if Some(k) == $skip {
                 continue;
             }
-            storage[n].write(Operand {
-                list: $g.nbrs($emb[r.pos as usize], r.version),
-                elabel: r.elabel,
-            });
+            let mut list = $g.nbrs($emb[r.pos as usize], r.version);
+            if first > 0 {
+                if let Some(cut) = list.plain_from(first) {
+                    list = cut;
+                    $cut = true;
+                }
+            }
+            storage[n].write(Operand { list, elabel: r.elabel });
             n += 1;
         }
         // SAFETY: the first `n` entries were just written; Operand is Copy (no drop).
@@ -234,9 +257,9 @@ impl Executor {
         let level = &plan.levels[last];
         let emb = self.emb;
         let mut out = std::mem::take(&mut self.bufs[last]);
-        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, |ops| intersect_into(
-            ops, &mut out
-        ));
+        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, 0, |ops, _cut| {
+            intersect_into(ops, &mut out)
+        });
         if plan.check_labels {
             let labels = g.labels();
             out.retain(|&c| labels[c as usize] == level.label);
@@ -329,13 +352,21 @@ impl Executor {
     fn fill<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, out: &mut Vec<VertexId>) {
         let level = &plan.levels[d];
         let emb = self.emb;
+        let first = first_allowed(&emb, level);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         if let (Some(src), true) = (src, level.extra.is_empty()) {
             out.clear();
-            out.extend_from_slice(src);
+            out.extend_from_slice(&src[src.partition_point(|&x| x < first)..]);
         } else {
             let skip = self.pinned_read(d);
-            with_operands!(g, level.extra, src, emb, skip, |ops| intersect_into(ops, out));
+            let cut = with_operands!(g, level.extra, src, emb, skip, first, |ops, cut| {
+                intersect_into(ops, out);
+                cut
+            });
+            if !cut {
+                let k = out.partition_point(|&x| x < first);
+                out.drain(..k);
+            }
             if skip.is_some() {
                 let bits = &self.bits[d];
                 out.retain(|&c| bit(bits, c));
@@ -391,7 +422,8 @@ impl Executor {
 
     /// Completions at depth `d = depth − 2` when the last two vertices p, q
     /// are independent ([`Plan::independent_tail`], so q's candidates C_q are
-    /// hoisted above d): |C_p|·|C_q'| − |C_p ∩ C_q|,
+    /// hoisted above d): |C_p|·|C_q'| − |C_p ∩ C_q|, or, when symmetry
+    /// breaking requires q above p, the ordered pairs counted by one merge;
     /// where C_q' is C_q without earlier conflicting bindings and the
     /// subtracted pairs bind p and q to one vertex (only when q lists p's
     /// position among its conflicts). No vertex of C_p equals an earlier
@@ -403,13 +435,35 @@ impl Executor {
         if self.bufs[d].is_empty() {
             return 0;
         }
-        // the hoisted candidates: label-filtered, conflicts not yet removed
+        // the hoisted candidates: label-filtered, conflicts not yet removed,
+        // cut by q's bounds on bindings above d
         let (cp, cq) = (&self.bufs[d], &self.bufs[last]);
+        let emb = &self.emb;
+        let first = lq
+            .above
+            .iter()
+            .filter(|&&r| (r as usize) < d)
+            .map(|&r| emb[r as usize] + 1)
+            .max()
+            .unwrap_or(0);
+        let cq = &cq[cq.partition_point(|&x| x < first)..];
         let hits = lq
             .conflicts
             .iter()
-            .filter(|&&r| (r as usize) < d && cq.binary_search(&self.emb[r as usize]).is_ok())
-            .count();
+            .filter(|&&r| (r as usize) < d && cq.binary_search(&emb[r as usize]).is_ok());
+        if lq.above.contains(&(d as u8)) {
+            // symmetry breaking orders the pair: count x < y, and an earlier
+            // binding z in C_q pairs with the x < z only
+            let mut j = 0;
+            let mut pairs = 0u64;
+            for &x in cp {
+                j += cq[j..].partition_point(|&y| y <= x);
+                pairs += (cq.len() - j) as u64;
+            }
+            let lost: usize = hits.map(|&r| cp.partition_point(|&x| x < emb[r as usize])).sum();
+            return pairs - lost as u64;
+        }
+        let hits = hits.count();
         let both = if lq.conflicts.contains(&(d as u8)) {
             sorted_overlap(cp, cq)
         } else {
@@ -423,6 +477,7 @@ impl Executor {
         let d = plan.depth() - 1;
         if level.hoist.is_some() {
             let cands = &self.bufs[d];
+            let cands = &cands[cands.partition_point(|&x| x < first_allowed(&self.emb, level))..];
             let hits = level
                 .conflicts
                 .iter()
@@ -431,6 +486,7 @@ impl Executor {
             return cands.len() as u64 - hits as u64;
         }
         let emb = self.emb;
+        let first = first_allowed(&emb, level);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let tmp = &mut self.tmp;
         let check_label = plan.check_labels && level.reuse.is_none();
@@ -447,21 +503,21 @@ impl Executor {
         } else {
             None
         };
-        with_operands!(g, extra, src, emb, skip, |ops| {
+        with_operands!(g, extra, src, emb, skip, first, |ops, cut| {
             let cached = match &memo {
                 Some((slot, key, epoch)) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
                 _ => None,
             };
             let mut n = match (cached, &*ops) {
                 (Some(n), _) => n,
-                (None, [o]) if skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {
+                (None, [o]) if cut && skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {
                     o.list.base.iter().filter(|&&x| bit(bits, x)).count() as u64
                 }
-                (None, _) if check_label || skip.is_some() => {
+                (None, _) if check_label || skip.is_some() || !cut => {
                     intersect_into(ops, tmp);
                     let labels = g.labels();
                     tmp.iter()
-                        .filter(|&&c| (!check_label || labels[c as usize] == level.label) && in_pinned(c))
+                        .filter(|&&c| c >= first && (!check_label || labels[c as usize] == level.label) && in_pinned(c))
                         .count() as u64
                 }
                 (None, _) => intersect_len(ops, tmp),
@@ -475,7 +531,7 @@ impl Executor {
             }
             for &p in &level.conflicts {
                 let x = emb[p as usize];
-                if in_pinned(x) && ops.iter().all(|o| o.contains(x)) {
+                if x >= first && in_pinned(x) && ops.iter().all(|o| o.contains(x)) {
                     n -= 1;
                 }
             }

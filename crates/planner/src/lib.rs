@@ -17,4 +17,6 @@ pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
 pub use plan::{delta_plans, static_plan, DeltaPlan, Level, Plan, Read, Sign};
 pub use query::{QVertex, QueryError, QueryGraph};
 pub use stats::GraphStats;
-pub use symmetry::{single_edge_rules, SeedRule};
+pub use symmetry::{
+    automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,
+};

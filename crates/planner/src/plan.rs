@@ -55,6 +55,10 @@ pub struct Level {
     pub reuse: Option<u8>,
     /// The reads not covered by `reuse` (all reads when `reuse` is `None`).
     pub extra: Vec<Read>,
+    /// Earlier positions whose binding this level's vertex must exceed
+    /// (symmetry breaking, [`crate::symmetry::break_symmetry`]; empty in
+    /// plans that count every embedding).
+    pub above: Vec<u8>,
     /// Last level only: every read refers to a position below `hoist`, so the
     /// candidate set is computed once per node at depth `hoist` and each
     /// deeper node only subtracts its injectivity conflicts.
@@ -89,6 +93,47 @@ impl Plan {
     }
 
     fn new(order: Vec<QVertex>, levels: Vec<Level>, check_labels: bool) -> Plan {
+        let mut plan = Plan {
+            order,
+            levels,
+            check_labels,
+            independent_tail: false,
+            memo_from: None,
+        };
+        plan.derive_shortcuts();
+        plan
+    }
+
+    /// Sets [`Level::above`] from `(earlier, later)` position pairs (the
+    /// later binding must exceed the earlier one) and keeps the shortcuts
+    /// sound under them: a level stops reusing a candidate set cut by a bound
+    /// it does not share, and the memo needs the last level's bounds fixed
+    /// while its entries live (the tail product handles an ordered pair).
+    pub fn with_bounds(mut self, pairs: &[(u8, u8)]) -> Plan {
+        for &(a, b) in pairs {
+            assert!(a < b, "a bound refers to an earlier position");
+            self.levels[b as usize].above.push(a);
+        }
+        for d in 0..self.depth() {
+            if let Some(e) = self.levels[d].reuse {
+                let shared = self.levels[e as usize]
+                    .above
+                    .iter()
+                    .all(|p| self.levels[d].above.contains(p));
+                if !shared {
+                    let l = &mut self.levels[d];
+                    l.reuse = None;
+                    l.extra = l.reads.clone();
+                }
+            }
+        }
+        self.derive_shortcuts();
+        self
+    }
+
+    /// Computes [`Plan::independent_tail`] and [`Plan::memo_from`].
+    fn derive_shortcuts(&mut self) {
+        let levels = &self.levels;
         let n = levels.len();
         let independent_tail = n >= 3
             && !levels[n - 2].reads.is_empty()
@@ -103,17 +148,15 @@ impl Plan {
                     .chain(last.reuse.map(usize::from))
                     .max()
                     .unwrap_or(0);
-                (near == 1 && f < n - 2).then_some(f as u8)
+                // a bound on the last level must not change while an entry
+                // lives: from above depth f, or the key vertex itself
+                let bounds_fixed = last.above.iter().all(|&p| (p as usize) < f || p as usize == n - 2);
+                (near == 1 && f < n - 2 && bounds_fixed).then_some(f as u8)
             }
             _ => None,
         };
-        Plan {
-            order,
-            levels,
-            check_labels,
-            independent_tail,
-            memo_from,
-        }
+        self.independent_tail = independent_tail;
+        self.memo_from = memo_from;
     }
 }
 
@@ -177,6 +220,7 @@ fn levels_for(
                 extra: reads.clone(),
                 reads,
                 conflicts,
+                above: Vec::new(),
                 reuse: None,
                 hoist: None,
             }
