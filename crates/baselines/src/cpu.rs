@@ -2,8 +2,9 @@
 //! batch edges for continuous matching (GCSM's CPU baseline, Sec. VI-A) and
 //! over start vertices for static matching. Small batches stay on the
 //! calling thread; a node with enough work below it is split into strided
-//! parts (lazily: only when this thread has no queued task left to steal),
-//! so that a single heavy update still spreads over all threads.
+//! parts (lazily: only when this thread has no queued task left to steal,
+//! or when the node alone is heavy), so that a single heavy update or a hub
+//! start vertex still spreads over all threads.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -12,8 +13,8 @@ use std::time::Instant;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Version, VertexId};
 use csm_planner::{
-    delta_plans, for_each_seed, seed_fits, single_edge_rules, static_plan, DeltaCounts, DeltaPlan, Executor, NoVisitor,
-    OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
+    automorphisms, break_symmetry, delta_plans, for_each_seed, seed_fits, single_edge_restricted, static_plan,
+    DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, Sign, MAX_AUTOMORPHISMS,
 };
 use rayon::prelude::*;
 
@@ -57,7 +58,8 @@ impl CpuEngine {
         })
     }
 
-    /// Turns the single-edge symmetry shortcut off (for comparisons).
+    /// Turns symmetry off (for comparisons): the single-edge shortcut and
+    /// the automorphism restrictions of static counts.
     pub fn without_symmetry(mut self) -> Self {
         self.symmetry = false;
         self
@@ -95,6 +97,26 @@ fn with_exec<R>(f: impl FnOnce(&mut Executor) -> R) -> R {
 /// Nodes whose children's subtrees are estimated below this many list
 /// entries are not split.
 const SPLIT_MIN_WORK: u64 = 1024;
+
+/// A node is split while its thread has queued tasks only when its
+/// children's subtrees are estimated above this many list entries (about a
+/// millisecond of work: far more than the split costs).
+const HEAVY_WORK: u64 = 1 << 20;
+
+/// Below this many possible candidates a node with queued sibling tasks runs
+/// without estimating its work ([`candidates_bound`]).
+const HEAVY_MIN_CANDS: u64 = 64;
+
+/// An upper bound on the candidates of the node `prefix`'s children without
+/// intersecting: the shortest list their level reads.
+fn candidates_bound<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
+    plan.levels[prefix.len()]
+        .reads
+        .iter()
+        .map(|r| g.nbrs(prefix[r.pos as usize], r.version).len() as u64)
+        .min()
+        .unwrap_or(u64::MAX)
+}
 
 /// A rough number of list entries read below the children `cands` of the
 /// node `prefix`: per child, its degree, capped at 8 times the shortest list
@@ -134,9 +156,15 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
     let d = prefix.len();
     let threads = rayon::current_num_threads();
+    if d + 1 >= plan.depth() || threads == 1 {
+        return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
+    }
     // Lazy splitting: while this thread has queued tasks that idle threads
-    // can steal, there is enough parallelism already.
-    if d + 1 >= plan.depth() || threads == 1 || rayon_core::current_thread_has_pending_tasks() == Some(true) {
+    // can steal, there is enough parallelism already, unless this node is
+    // heavy: a hub reached late would otherwise run on one thread while the
+    // others run out of work. Nodes with few candidates are not examined.
+    let pending = rayon_core::current_thread_has_pending_tasks() == Some(true);
+    if pending && candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS {
         return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     let cands = with_exec(|ex| {
@@ -145,7 +173,8 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
         c
     });
     let n = cands.len();
-    if subtree_work(g, plan, prefix, &cands) < SPLIT_MIN_WORK {
+    let min_work = if pending { HEAVY_WORK } else { SPLIT_MIN_WORK };
+    if subtree_work(g, plan, prefix, &cands) < min_work {
         return with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
     }
     if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
@@ -168,18 +197,19 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
 }
 
 /// Representative seeds of a query for single-edge batches (see
-/// [`csm_planner::symmetry`]), one list per sign.
+/// [`csm_planner::symmetry`]), one set per sign: rules and the plans they
+/// index, which also break the symmetry left once the edge is bound.
 #[derive(Clone, Debug, Default)]
 pub struct Symmetry {
-    positive: Option<Vec<SeedRule>>,
-    negative: Option<Vec<SeedRule>>,
+    positive: Option<(Vec<SeedRule>, Vec<DeltaPlan>)>,
+    negative: Option<(Vec<SeedRule>, Vec<DeltaPlan>)>,
 }
 
 impl Symmetry {
     pub fn of(q: &QueryGraph, plans: &[DeltaPlan]) -> Symmetry {
         Symmetry {
-            positive: single_edge_rules(q, plans, Sign::Positive),
-            negative: single_edge_rules(q, plans, Sign::Negative),
+            positive: single_edge_restricted(q, plans, Sign::Positive),
+            negative: single_edge_restricted(q, plans, Sign::Negative),
         }
     }
 }
@@ -187,15 +217,19 @@ impl Symmetry {
 /// One seed: (plan index, x, y, weight).
 type Seed = (u32, VertexId, VertexId, u64);
 
-/// The changed edge and the representative seed rules of a staged batch that
-/// changes exactly one edge, when symmetry rules exist for its sign.
-fn single_edge<'a>(sym: Option<&'a Symmetry>, delta: &'a BatchDelta) -> Option<(&'a Edge, &'a [SeedRule])> {
-    let (e, rules) = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
+/// The changed edge, the representative seed rules and their plans of a
+/// staged batch that changes exactly one edge, when symmetry rules exist for
+/// its sign.
+fn single_edge<'a>(
+    sym: Option<&'a Symmetry>,
+    delta: &'a BatchDelta,
+) -> Option<(&'a Edge, &'a [SeedRule], &'a [DeltaPlan])> {
+    let (e, (rules, plans)) = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
         ([e], []) => (e, sym?.positive.as_ref()?),
         ([], [e]) => (e, sym?.negative.as_ref()?),
         _ => return None,
     };
-    Some((e, rules))
+    Some((e, rules, plans))
 }
 
 /// The representative seeds of a one-edge batch, read through a view in
@@ -371,7 +405,7 @@ fn count_delta_with<G: GraphView + ?Sized>(
             _ => count_seeds_sequential(g, plans, seeds, ex),
         }
     }
-    if let Some((e, rules)) = single_edge(sym, delta) {
+    if let Some((e, rules, plans)) = single_edge(sym, delta) {
         let view = CommonView::new(g, e.u, e.v);
         let seeds = single_edge_seeds(&view, plans, e, rules);
         return go(&view, plans, &seeds, run, ex);
@@ -412,7 +446,13 @@ impl StaticMatcher for CpuEngine {
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
         let stats = csm_planner::GraphStats::of(g);
         let plan = static_plan(q, self.order.as_ref(), &stats, Version::New);
-        Ok(self.pool.install(|| count_static_parallel(g, &plan)))
+        // count one embedding per automorphism orbit, then scale
+        let auts = self.symmetry.then(|| automorphisms(q, MAX_AUTOMORPHISMS)).flatten();
+        let (plan, factor) = match auts {
+            Some(auts) => break_symmetry(&plan, &auts, 0),
+            None => (plan, 1),
+        };
+        Ok(factor * self.pool.install(|| count_static_parallel(g, &plan)))
     }
 }
 
