@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v2; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v4; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -26,6 +26,14 @@
 //   previous level (then a run of siblings copies them once); others are
 //   binary-searched in place. Every element loaded from a host list adds 4
 //   bytes to the per-lane "counted" host-byte counter.
+// * match v4: a long host list that is not staged is tested a block of
+//   32 * UNR candidates at a time through a *window*: the warp finds where
+//   the block's smallest and largest candidates fall in the list with a
+//   cooperative search (gallop, then 32-ary: a few round trips instead of
+//   log2(len) dependent probes per candidate), copies that range into the
+//   free part of the level's staging area with coalesced loads, and the
+//   lanes binary-search the copy in device memory. Candidates past the
+//   window (it is capped) fall back to the per-lane search.
 //
 // Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
 
@@ -75,6 +83,8 @@ struct Params {
     u64 cand, chunk, stage, stage_words;
     u64 counter, out;
     u64 time_limit_ns;  // 0 = none; else warps stop fetching seeds after this long
+    u64 window_min;     // 0 = no windows; else host lists with an old part this long use them
+    u64 window_max;     // largest window (words)
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -102,6 +112,7 @@ struct WarpState {
     u32 ncand[MAXQ];  // candidates in the buffer
     u32 idx[MAXQ];    // next candidate to expand
     u32 sm[MAXQ];     // index of the iterated (smallest) read
+    u32 used[MAXQ];   // words of the level's staging area holding staged lists
     // What the level's staging area holds: per read, the vertex whose raw
     // list was copied (NONE: nothing), at which word offset, how many words.
     // Host lists do not change during a launch, so a list that stays the
@@ -187,15 +198,21 @@ __device__ __forceinline__ u32 lower_bound_marked(const u32* l, u32 lo, u32 hi, 
     return lo;
 }
 
-// Whether x is in list L (in L's version, with L's edge label).
-__device__ bool member(const ListRef& L, u32 x, u64& bytes) {
-    u32 probes = 0;
+// Whether x is in list L (in L's version, with L's edge label), given
+// i = the first index of L's old part whose value is >= x (L.base if none)
+// and the probes that search cost.
+__device__ __forceinline__ bool member_at(const ListRef& L, u32 x, u32 i, u32 probes, u64& bytes,
+                                          const u32* win = 0, u32 wa = 0, u32 wb = 0) {
     bool found = false;
     bool done = false;
-    u32 i = lower_bound_marked(L.ids, 0, L.base, x, probes);
     if (i < L.base) {
-        const u32 e = L.ids[i];
-        ++probes;
+        u32 e;
+        if (i >= wa && i < wb) {
+            e = win[i - wa];  // the window's copy (device memory)
+        } else {
+            e = L.ids[i];
+            ++probes;
+        }
         if ((e & ~MARK) == x && (!(e & MARK) || L.ver == VOLD)) {
             // Present in this version; an unmarked old entry excludes an
             // appended copy, so the answer is final.
@@ -224,6 +241,62 @@ __device__ bool member(const ListRef& L, u32 x, u64& bytes) {
     return found;
 }
 
+// Whether x is in list L (in L's version, with L's edge label).
+__device__ bool member(const ListRef& L, u32 x, u64& bytes) {
+    u32 probes = 0;
+    const u32 i = lower_bound_marked(L.ids, 0, L.base, x, probes);
+    return member_at(L, x, i, probes, bytes);
+}
+
+// Warp-cooperative lower bound (x and the range warp-uniform): the first
+// index in [lo, hi) of l whose value (marks stripped) is >= x, hi if none.
+// A gallop (lane k probes lo + 2^k - 1) brackets it in one round trip, then
+// 32-ary steps (32 probes in flight) narrow it: about log32 of the distance
+// round trips instead of log2(hi - lo) dependent ones.
+__device__ u32 warp_lower_bound(const u32* l, u32 lo, u32 hi, u32 x, u32 lane, u64& bytes) {
+    if (lo >= hi) return lo;
+    {
+        const u64 q = (u64)lo + ((1ull << lane) - 1ull);
+        const bool valid = q < hi;
+        const bool lt = valid && (l[q] & ~MARK) < x;
+        if (valid) bytes += 4;
+        const u32 t = __popc(__ballot_sync(FULL, lt));
+        u32 nhi = hi;
+        if (t < 32) {
+            const u64 qt = (u64)lo + ((1ull << t) - 1ull);
+            if (qt < hi) nhi = (u32)qt;
+        }
+        lo = t ? lo + (1u << (t - 1)) : lo;
+        hi = nhi;
+    }
+    while (lo < hi) {
+        const u32 step = (hi - lo + 31u) >> 5;
+        const u64 q = (u64)lo + (u64)(lane + 1) * step - 1ull;
+        const bool valid = q < hi;
+        const bool lt = valid && (l[q] & ~MARK) < x;
+        if (valid) bytes += 4;
+        const u32 t = __popc(__ballot_sync(FULL, lt));
+        u32 nhi = hi;
+        if (t < 32) {
+            const u64 qt = (u64)lo + (u64)(t + 1) * step - 1ull;
+            if (qt < hi) nhi = (u32)qt;
+        }
+        lo = lo + t * step;
+        hi = nhi;
+    }
+    return lo;
+}
+
+__device__ __forceinline__ u32 warp_min(u32 v) {
+    for (int d = 16; d > 0; d >>= 1) v = min(v, __shfl_xor_sync(FULL, v, d));
+    return v;
+}
+
+__device__ __forceinline__ u32 warp_max(u32 v) {
+    for (int d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(FULL, v, d));
+    return v;
+}
+
 // Element i of the iterated list S's domain, already loaded as e (S.ids[i]),
 // if it belongs to S's version and carries S's edge label.
 __device__ __forceinline__ bool element_of(const ListRef& S, u32 i, u32 e, u32& c, u64& bytes) {
@@ -244,26 +317,101 @@ __device__ __forceinline__ bool element_of(const ListRef& S, u32 i, u32 e, u32& 
     return ok;
 }
 
-// Label, injectivity and membership tests of candidate c at level d.
-__device__ __forceinline__ bool accept(const Params& p, const WarpState& ws, const u32* lv, u32 d,
-                                       u32 checkl, u32 c, u64& bytes) {
-    if (checkl && __ldg((const u32*)p.vlabels + c) != lv[0]) return false;
+// Label, injectivity and membership tests of a block of candidates of level
+// d: lane-local c[j] where ok[j] (warp-wide call; ok[j] is cleared for the
+// rejected ones). Device-resident lists (cached, staged) first: a cheap
+// rejection saves the zero-copy probes of the host lists. A long host list
+// is searched through a window (see the header) when that saves round trips.
+__device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane, u32 checkl,
+                             const u32 (&c)[UNR], bool (&ok)[UNR], u32* win, u64& bytes) {
     const u32 nconf = lv[2];
-    for (u32 j = 0; j < nconf; ++j)
-        if (ws.emb[lv[L_CONFS + j]] == c) return false;
+#pragma unroll
+    for (u32 j = 0; j < UNR; ++j) {
+        if (!ok[j]) continue;
+        if (checkl && __ldg((const u32*)p.vlabels + c[j]) != lv[0]) { ok[j] = false; continue; }
+        for (u32 q = 0; q < nconf; ++q)
+            if (ws.emb[lv[L_CONFS + q]] == c[j]) ok[j] = false;
+    }
     const u32 nr = lv[1];
     const u32 sm = ws.sm[d];
-    // Device-resident lists (cached, staged) first: a cheap rejection saves
-    // the dependent zero-copy probes of a host list searched in place.
     for (u32 k = 0; k < nr; ++k) {
         if (k == sm || ws.lists[d][k].host) continue;
-        if (!member(ws.lists[d][k], c, bytes)) return false;
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j)
+            if (ok[j]) ok[j] = member(ws.lists[d][k], c[j], bytes);
     }
+    const u32 cap = (u32)p.stage_words;
+    const u32 used = ws.used[d];
+    u32 wcap = cap > used ? cap - used : 0u;
+    if (wcap > (u32)p.window_max) wcap = (u32)p.window_max;
     for (u32 k = 0; k < nr; ++k) {
         if (k == sm || !ws.lists[d][k].host) continue;
-        if (!member(ws.lists[d][k], c, bytes)) return false;
+        const ListRef L = ws.lists[d][k];
+        // Per-lane searches cost about log2(base) dependent round trips per
+        // occupied candidate slot j; a window about 6 plus the copy.
+        u32 nj = 0, vmin = NONE, vmax = 0;
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) {
+            nj += __any_sync(FULL, ok[j]) ? 1u : 0u;
+            if (ok[j]) {
+                vmin = min(vmin, c[j]);
+                vmax = max(vmax, c[j]);
+            }
+        }
+        if (nj == 0) break;  // every candidate rejected
+        const u32 lg = 32u - __clz(L.base | 1u);
+        if (p.window_min && L.base >= (u32)p.window_min && wcap >= 32 && (nj * lg > 16 || p.window_min == 1)) {
+            vmin = warp_min(vmin);
+            vmax = warp_max(vmax);
+            const u32 a = warp_lower_bound(L.ids, 0, L.base, vmin, lane, bytes);
+            const u32 lim = (L.base - a > wcap) ? a + wcap : L.base;
+            const u32 b0 = warp_lower_bound(L.ids, a, lim, vmax, lane, bytes);
+            // The window [a, b) holds the lower bound of every x <= vmax when
+            // b0 < lim, else of every x <= last value of the window.
+            const u32 b = (b0 < lim) ? b0 + 1 : lim;
+            const u32 n = b - a;
+            for (u32 i0 = 0; i0 < n; i0 += 32 * UNR) {
+                u32 r[UNR];
+#pragma unroll
+                for (u32 j = 0; j < UNR; ++j) {
+                    const u32 i = i0 + j * 32 + lane;
+                    r[j] = (i < n) ? L.ids[a + i] : 0u;
+                }
+#pragma unroll
+                for (u32 j = 0; j < UNR; ++j) {
+                    const u32 i = i0 + j * 32 + lane;
+                    if (i < n) win[i] = r[j];
+                }
+            }
+            bytes += (lane == 0) ? 4ull * n : 0ull;
+            __syncwarp();
+            const u32 wlast = n ? (win[n - 1] & ~MARK) : 0u;
+#pragma unroll
+            for (u32 j = 0; j < UNR; ++j) {
+                if (!ok[j]) continue;
+                const u32 x = c[j];
+                u32 probes = 0;
+                u32 i;
+                if (n && x <= wlast) {
+                    // lower bound inside the window (device memory, not counted)
+                    u32 lo = 0, hi = n;
+                    while (lo < hi) {
+                        const u32 mid = (lo + hi) >> 1;
+                        if ((win[mid] & ~MARK) < x) lo = mid + 1; else hi = mid;
+                    }
+                    i = a + lo;
+                } else {
+                    i = lower_bound_marked(L.ids, b, L.base, x, probes);
+                }
+                ok[j] = member_at(L, x, i, probes, bytes, win, a, b);
+            }
+            __syncwarp();  // the next read's window overwrites this one
+        } else {
+#pragma unroll
+            for (u32 j = 0; j < UNR; ++j)
+                if (ok[j]) ok[j] = member(L, c[j], bytes);
+        }
     }
-    return true;
 }
 
 // Resolves the lists of level d for the current prefix, picks the smallest
@@ -356,6 +504,7 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
     __syncwarp();
     if (lane == 0) {
         ws.sm[d] = sm;
+        ws.used[d] = used;
         ws.pos[d] = 0;
         ws.dom[d] = (nr > 0) ? best : 0;
         ws.ncand[d] = 0;
@@ -366,30 +515,35 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
 
 // Next chunk of level d's candidates into the warp's buffer.
 __device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
-                           u32 checkl, u32* cand, u64& bytes) {
+                           u32 checkl, u32* cand, u32* stage, u64& bytes) {
     const ListRef& S = ws.lists[d][ws.sm[d]];
     const u32 chunk = (u32)p.chunk;
     const u32 begin = ws.pos[d];
     const u32 dom = ws.dom[d];
     const u32 end = (dom - begin > chunk) ? begin + chunk : dom;
     u32* out = cand + (u64)d * chunk;
+    u32* win = stage + (u64)d * p.stage_words + ws.used[d];
     u32 n = 0;
     for (u32 i0 = begin; i0 < end; i0 += 32 * UNR) {
         // UNR loads of the iterated list in flight before the tests.
-        u32 e[UNR];
+        u32 e[UNR], c[UNR];
+        bool ok[UNR];
 #pragma unroll
         for (u32 j = 0; j < UNR; ++j) {
             const u32 i = i0 + j * 32 + lane;
             e[j] = (i < end) ? S.ids[i] : 0u;
         }
+#pragma unroll
         for (u32 j = 0; j < UNR; ++j) {
-            if (i0 + j * 32 >= end) break;
             const u32 i = i0 + j * 32 + lane;
-            u32 c = 0;
-            bool ok = false;
-            if (i < end) ok = element_of(S, i, e[j], c, bytes) && accept(p, ws, lv, d, checkl, c, bytes);
-            const u32 m = __ballot_sync(FULL, ok);
-            if (ok) out[n + __popc(m & ((1u << lane) - 1u))] = c;
+            c[j] = 0;
+            ok[j] = (i < end) && element_of(S, i, e[j], c[j], bytes);
+        }
+        block_accept(p, ws, lv, d, lane, checkl, c, ok, win, bytes);
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) {
+            const u32 m = __ballot_sync(FULL, ok[j]);
+            if (ok[j]) out[n + __popc(m & ((1u << lane) - 1u))] = c[j];
             n += __popc(m);
         }
     }
@@ -404,24 +558,30 @@ __device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d,
 
 // Per-lane share of the number of accepted elements at the last level d
 // (from the level's cursor, 0 except for a split first level).
+// (Warp-uniform block loop: block_accept works warp-wide.)
 __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane,
-                           u32 checkl, u64& bytes) {
+                           u32 checkl, u32* stage, u64& bytes) {
     const ListRef& S = ws.lists[d][ws.sm[d]];
     const u32 dom = ws.dom[d];
+    u32* win = stage + (u64)d * p.stage_words + ws.used[d];
     u64 cnt = 0;
-    for (u32 i0 = ws.pos[d] + lane; i0 < dom; i0 += 32 * UNR) {
-        u32 e[UNR];
+    for (u32 i0 = ws.pos[d]; i0 < dom; i0 += 32 * UNR) {
+        u32 e[UNR], c[UNR];
+        bool ok[UNR];
 #pragma unroll
         for (u32 j = 0; j < UNR; ++j) {
-            const u32 i = i0 + j * 32;
+            const u32 i = i0 + j * 32 + lane;
             e[j] = (i < dom) ? S.ids[i] : 0u;
         }
+#pragma unroll
         for (u32 j = 0; j < UNR; ++j) {
-            const u32 i = i0 + j * 32;
-            if (i >= dom) break;
-            u32 c;
-            if (element_of(S, i, e[j], c, bytes) && accept(p, ws, lv, d, checkl, c, bytes)) ++cnt;
+            const u32 i = i0 + j * 32 + lane;
+            c[j] = 0;
+            ok[j] = (i < dom) && element_of(S, i, e[j], c[j], bytes);
         }
+        block_accept(p, ws, lv, d, lane, checkl, c, ok, win, bytes);
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) cnt += ok[j] ? 1u : 0u;
     }
     return cnt;
 }
@@ -508,9 +668,9 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
             }
             __syncwarp();
             if (d + 1 == depth) {
-                local += count_level(p, ws, lv, d, lane, checkl, bytes);
+                local += count_level(p, ws, lv, d, lane, checkl, stage, bytes);
             } else {
-                fill_chunk(p, ws, lv, d, lane, checkl, cand, bytes);
+                fill_chunk(p, ws, lv, d, lane, checkl, cand, stage, bytes);
                 for (;;) {
                     if (ws.idx[d] < ws.ncand[d]) {
                         const u32 c = cand[(u64)d * p.chunk + ws.idx[d]];
@@ -537,14 +697,14 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                             }
                         }
                         if (nd + 1 == depth) {
-                            local += count_level(p, ws, nlv, nd, lane, checkl, bytes);
+                            local += count_level(p, ws, nlv, nd, lane, checkl, stage, bytes);
                         } else {
                             d = nd;
-                            fill_chunk(p, ws, nlv, d, lane, checkl, cand, bytes);
+                            fill_chunk(p, ws, nlv, d, lane, checkl, cand, stage, bytes);
                         }
                     } else if (ws.pos[d] < ws.dom[d]) {
                         fill_chunk(p, ws, P + PLAN_HEADER + d * LEVEL_WORDS, d, lane, checkl,
-                                   cand, bytes);
+                                   cand, stage, bytes);
                     } else {
                         if (d == start) break;
                         --d;

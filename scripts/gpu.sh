@@ -197,7 +197,7 @@ run_remote() {
         echo
         echo "== $name"
         set +e
-        timeout 150 "$b" --test-threads=1 --nocapture 2>&1 | grep -v '^$'
+        timeout 240 "$b" --test-threads=1 --nocapture 2>&1 | grep -v '^$'
         rc=${PIPESTATUS[0]}
         set -e
         echo "== $name exit $rc"
@@ -236,9 +236,10 @@ run_remote() {
             ((rc == 0)) || failures=$((failures + 1))
         fi
         if compgen -G "$CARRY_BIN/test-test-gpu_match" >/dev/null; then
-            timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
                 "$CARRY_BIN/test-test-gpu_match" --test-threads=1 \
                 vertices_added_mid_stream_match_cpu edge_labelled_graphs_match_cpu \
+                windowed_membership_matches_cpu \
                 >>"$out/sanitizer.log" 2>&1
             rc=$?
             echo "   gpu_match under memcheck: exit $rc"

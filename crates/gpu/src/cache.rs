@@ -441,6 +441,20 @@ pub struct Observed {
     pub cache_bytes: usize,
 }
 
+/// The `n` vertices of `g` with the longest raw lists, longest first.
+pub fn top_degree<G: GraphView + ?Sized>(g: &G, n: usize) -> Vec<VertexId> {
+    let mut r: Vec<(u32, VertexId)> = (0..g.num_vertices() as VertexId)
+        .into_par_iter()
+        .map(|v| (raw_len(&g.nbrs(v, Version::New)) as u32, v))
+        .collect();
+    if r.len() > n && n > 0 {
+        r.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
+        r.truncate(n);
+    }
+    r.par_sort_unstable_by(|a, b| b.cmp(a));
+    r.into_iter().map(|(_, v)| v).collect()
+}
+
 /// Highest degree first ("Naive", Sec. VI-A). The ranking is computed on the
 /// first call and reused (degrees change little per batch); the lengths that
 /// decide how many fit are the current ones.
@@ -589,6 +603,25 @@ pub struct WalkSelector {
     /// per seed fits, a stride of the seeds is walked; when no walk fits,
     /// nothing is cached (the batch runs zero-copy only).
     pub cost_fraction: Option<f64>,
+    /// The estimate's own fraction of the predicted kernel time (`None`:
+    /// `cost_fraction`); the copy keeps `cost_fraction`.
+    pub walk_fraction: Option<f64>,
+    /// Nothing is estimated or cached when the predicted kernel time of the
+    /// batch (kernel time per seed of earlier batches times the seeds) is
+    /// below this many seconds: the estimate's and the copy's fixed costs
+    /// (0.2-0.5 ms) would outweigh what the cache saves (`None`: always
+    /// estimate; the first batch of a query always estimates).
+    pub skip_below: Option<f64>,
+    /// Fill what the walk-ranked lists leave of the budget with the longest
+    /// lists (match v4): the walks see only part of the lists a large batch
+    /// reads, and a degree-ranked cache ("Naive") reads fewer host bytes on
+    /// the heavy rows. Only under the adaptive byte bound (after a batch of
+    /// the query was observed), so the copy stays within its share.
+    pub degree_fill: bool,
+    /// Predict conservatively (match v4; see `observe`); off: plain moving
+    /// averages (match v2).
+    pub conservative: bool,
+    hubs: std::sync::Arc<Vec<VertexId>>,
     pub seed: u64,
     batch: u64,
     kernel_per_seed: Option<f64>,
@@ -604,6 +637,11 @@ impl Default for WalkSelector {
             max_total_walks: Some(1 << 15),
             min_walks: 4,
             cost_fraction: Some(0.05),
+            walk_fraction: None,
+            skip_below: Some(0.005),
+            degree_fill: true,
+            conservative: true,
+            hubs: std::sync::Arc::new(Vec::new()),
             seed: 0x6c73_6d63,
             batch: 0,
             kernel_per_seed: None,
@@ -636,6 +674,56 @@ impl WalkSelector {
         self
     }
 
+    /// Sets (or turns off) the small-batch skip ([`Self::skip_below`]).
+    pub fn with_skip_below(mut self, s: Option<f64>) -> Self {
+        self.skip_below = s;
+        self
+    }
+
+    /// Turns the conservative predictions on or off ([`Self::conservative`]).
+    pub fn with_conservative(mut self, on: bool) -> Self {
+        self.conservative = on;
+        self
+    }
+
+    /// Sets the estimate's own fraction ([`Self::walk_fraction`]).
+    pub fn with_walk_fraction(mut self, f: Option<f64>) -> Self {
+        self.walk_fraction = f;
+        self
+    }
+
+    /// Sets (or turns off) the degree fill ([`Self::degree_fill`]).
+    pub fn with_degree_fill(mut self, on: bool) -> Self {
+        self.degree_fill = on;
+        self
+    }
+
+    /// Ranks the longest lists of `g` for the degree fill now (otherwise the
+    /// first batch that fills does it, inside its estimate time).
+    pub fn prepare<G: GraphView + ?Sized>(&mut self, g: &G) {
+        self.hubs = std::sync::Arc::new(top_degree(g, 1 << 20));
+    }
+
+    /// Shares a ranking made by [`Self::prepare`] (or [`top_degree`]).
+    pub fn with_hubs(mut self, hubs: std::sync::Arc<Vec<VertexId>>) -> Self {
+        self.hubs = hubs;
+        self
+    }
+
+    /// The ranking of the degree fill.
+    pub fn hubs(&self) -> std::sync::Arc<Vec<VertexId>> {
+        self.hubs.clone()
+    }
+
+    /// Whether a batch of `seeds` seeds is predicted too light to be worth
+    /// an estimate ([`Self::skip_below`]).
+    pub fn skips(&self, seeds: usize) -> bool {
+        match (self.skip_below, self.kernel_per_seed) {
+            (Some(t), Some(kps)) => kps * seeds as f64 <= t,
+            _ => false,
+        }
+    }
+
     /// `(walks per seed, seed stride)` for a batch of `seeds` seeds after
     /// the caps and the adaptive bound; 0 walks: estimate nothing.
     pub fn plan_walks(&self, seeds: usize) -> (u64, usize) {
@@ -643,6 +731,7 @@ impl WalkSelector {
         let (Some(f), Some(kps), Some(fpw)) = (self.cost_fraction, self.kernel_per_seed, self.fe_per_walk) else {
             return (w, 1);
         };
+        let f = self.walk_fraction.unwrap_or(f);
         let n = seeds.max(1) as f64;
         let afford = (f * kps * n / fpw.max(1e-12)).floor();
         if afford >= n {
@@ -737,7 +826,7 @@ impl CacheSelector for WalkSelector {
         let seed = self.seed ^ self.batch.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let (walks, stride) = self.plan_walks(roots.len());
         self.last_walks = 0;
-        if walks == 0 {
+        if walks == 0 || self.skips(roots.len()) {
             return Ok(Vec::new());
         }
         let strided: Vec<Seed>;
@@ -800,6 +889,27 @@ impl CacheSelector for WalkSelector {
         let mut out: Vec<VertexId> = ranked.into_iter().map(|(v, _)| v).collect();
         if let Some(max) = self.byte_bound(ctx.seeds.len()) {
             let el = g.edge_labelled();
+            if self.degree_fill {
+                if self.hubs.is_empty() {
+                    self.prepare(g);
+                }
+                // Walk-ranked first, then the longest lists until the budget
+                // (or the byte bound) is reached; within_budget skips repeats.
+                let cap = max.min(ctx.budget);
+                let mut used: usize = out
+                    .iter()
+                    .map(|&v| entry_bytes(raw_len(&g.nbrs(v, Version::New)), el))
+                    .sum();
+                for &v in self.hubs.iter() {
+                    if used > cap {
+                        break;
+                    }
+                    if (v as usize) < g.num_vertices() {
+                        used += entry_bytes(raw_len(&g.nbrs(v, Version::New)), el);
+                        out.push(v);
+                    }
+                }
+            }
             let mut used = 0usize;
             let keep = out
                 .iter()
@@ -815,15 +925,23 @@ impl CacheSelector for WalkSelector {
 
     fn observe(&mut self, run: &Observed) {
         let ema = |old: Option<f64>, x: f64| Some(old.map_or(x, |o| 0.5 * o + 0.5 * x));
+        let c = self.conservative;
+        // Conservative predictions (match v4): a kernel time per seed is
+        // the lower of the average and the last batch (one heavy-tailed
+        // batch should not open the estimate's and copy's bounds for the
+        // next ones); estimate and copy costs the higher.
         if run.seeds > 0 && run.kernel_seconds > 0.0 {
-            self.kernel_per_seed = ema(self.kernel_per_seed, run.kernel_seconds / run.seeds as f64);
+            let x = run.kernel_seconds / run.seeds as f64;
+            self.kernel_per_seed = ema(self.kernel_per_seed, x).map(|e| if c { e.min(x) } else { e });
         }
         // Few walks or bytes measure mostly fixed costs: learn from big runs.
         if self.last_walks >= 256 && run.fe_seconds > 0.0 {
-            self.fe_per_walk = ema(self.fe_per_walk, run.fe_seconds / self.last_walks as f64);
+            let x = run.fe_seconds / self.last_walks as f64;
+            self.fe_per_walk = ema(self.fe_per_walk, x).map(|e| if c { e.max(x) } else { e });
         }
         if run.cache_bytes >= 1 << 20 && run.dc_seconds > 0.0 {
-            self.dc_per_byte = ema(self.dc_per_byte, run.dc_seconds / run.cache_bytes as f64);
+            let x = run.dc_seconds / run.cache_bytes as f64;
+            self.dc_per_byte = ema(self.dc_per_byte, x).map(|e| if c { e.max(x) } else { e });
         }
     }
 }

@@ -190,7 +190,7 @@ pub fn run_staged(
         _ => cache.clear(),
     }
     let t_split = Instant::now();
-    let tasks = plans.tasks(g, &seeds, &matcher.config().tasks);
+    let tasks = plans.tasks(g, &seeds, &matcher.task_options());
     run.split_seconds = t_split.elapsed().as_secs_f64();
     let cache_ref = (!cache.is_empty()).then_some(&*cache);
     let k = matcher.run(host, cache_ref, &plans.encoded, Seeds::Explicit(&tasks))?;

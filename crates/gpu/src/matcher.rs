@@ -53,6 +53,11 @@ pub struct MatchParams {
     pub counter: u64,
     pub out: u64,
     pub time_limit_ns: u64,
+    /// Host lists whose old part has at least this many entries are tested
+    /// through windows (0: never; 1: every host list, whatever it saves).
+    pub window_min: u64,
+    /// Largest window (words of the staging area).
+    pub window_max: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -72,6 +77,14 @@ pub struct MatcherConfig {
     /// Warps stop taking seeds after this long and the run is reported as
     /// [`KernelStats::aborted`] (None: no limit).
     pub time_limit: Option<std::time::Duration>,
+    /// Long host lists (old part of at least this many entries) that are not
+    /// staged are tested a block of candidates at a time through a window
+    /// copied into the staging area (match v4); 0 turns windows off (match
+    /// v2's per-lane binary searches), 1 uses them for every host list.
+    pub window_min: u32,
+    /// Largest window in words (at least 32 to be used; the free part of the
+    /// level's staging area also bounds it).
+    pub window_max: u32,
 }
 
 impl Default for MatcherConfig {
@@ -80,8 +93,13 @@ impl Default for MatcherConfig {
             chunk: 1024,
             stage_words: 4096,
             blocks_per_sm: None,
-            tasks: TaskOptions::default(),
+            tasks: TaskOptions {
+                target_tasks: TaskOptions::AUTO,
+                ..TaskOptions::default()
+            },
             time_limit: None,
+            window_min: 1024,
+            window_max: 1024,
         }
     }
 }
@@ -181,9 +199,30 @@ impl DeviceMatcher {
         self.config.time_limit = limit;
     }
 
+    /// Changes the window settings (see [`MatcherConfig::window_min`]).
+    pub fn set_windows(&mut self, min: u32, max: u32) {
+        self.config.window_min = min;
+        self.config.window_max = max;
+    }
+
     /// The device this matcher runs on.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
+    }
+
+    /// Changes how seeds are cut into tasks (see [`MatcherConfig::tasks`]).
+    pub fn set_tasks(&mut self, tasks: TaskOptions) {
+        self.config.tasks = tasks;
+    }
+
+    /// The task options of one run: [`TaskOptions::AUTO`] resolved to twice
+    /// the kernel's warps.
+    pub fn task_options(&self) -> TaskOptions {
+        let mut t = self.config.tasks;
+        if t.target_tasks == TaskOptions::AUTO {
+            t.target_tasks = 2 * self.blocks as usize * WARPS_PER_BLOCK;
+        }
+        t
     }
 
     /// Grid size (blocks of [`MATCH_BLOCK`] threads).
@@ -281,6 +320,8 @@ impl DeviceMatcher {
             counter: self.counter.device_ptr(&stream).0,
             out: self.out.device_ptr(&stream).0,
             time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
+            window_min: u64::from(self.config.window_min),
+            window_max: u64::from(self.config.window_max),
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let cfg = LaunchConfig {

@@ -149,6 +149,25 @@ pub struct TaskOptions {
     pub max_task: u32,
     /// Expansion stops once this many tasks exist.
     pub max_tasks: usize,
+    /// Load balance for small batches (match v4; 0: off,
+    /// [`TaskOptions::AUTO`]: twice the kernel's warps, resolved by the
+    /// engine). When the seeds are few against this many tasks (`seeds *
+    /// deep_factor < target_tasks`), expansion starts at a quarter of
+    /// `expand_above` and goes one level deeper (up to [`MAX_PREFIX`]), and
+    /// while fewer tasks than this exist, start levels are cut into slices
+    /// of `total domain / target_tasks` elements (at least `min_task`, at
+    /// most `max_task`), so that a few heavy seeds do not leave most warps
+    /// idle.
+    pub target_tasks: usize,
+    /// See `target_tasks`.
+    pub deep_factor: usize,
+    /// Smallest slice the balance cuts.
+    pub min_task: u32,
+}
+
+impl TaskOptions {
+    /// [`TaskOptions::target_tasks`]: twice the kernel's warps.
+    pub const AUTO: usize = usize::MAX;
 }
 
 impl Default for TaskOptions {
@@ -158,6 +177,9 @@ impl Default for TaskOptions {
             max_prefix: 3,
             max_task: 256,
             max_tasks: 1 << 21,
+            target_tasks: 0,
+            deep_factor: 64,
+            min_task: 32,
         }
     }
 }
@@ -261,29 +283,47 @@ impl QueryPlans {
             .unwrap_or(0)
     }
 
-    /// The kernel's tasks for `seeds` (see [`TaskOptions`]): heavy seeds are
-    /// expanded on the host one level at a time (candidates computed by the
-    /// planner's executor, with the kernel's filters), long start levels are
-    /// sliced, and the result is ordered heaviest first.
-    pub fn tasks<G: GraphView + ?Sized>(&self, g: &G, seeds: &[Seed], opts: &TaskOptions) -> Vec<Task> {
-        let max_prefix = opts.max_prefix.clamp(2, MAX_PREFIX);
-        let mut frontier: Vec<Task> = seeds.iter().map(|&s| Task::from(s)).collect();
+    /// One expansion pass: tasks whose start level iterates more than
+    /// `expand_above` elements (prefix shorter than `max_prefix`, not the
+    /// last level) are replaced by one task per candidate, level by level,
+    /// while fewer than `cap` tasks exist. With `bounded`, tasks are expanded
+    /// heaviest first while the finished tasks plus the expanded tasks'
+    /// domains (a bound on their children) stay within `cap`.
+    fn expand<G: GraphView + ?Sized>(
+        &self,
+        g: &G,
+        mut frontier: Vec<Task>,
+        expand_above: u32,
+        max_prefix: usize,
+        cap: usize,
+        bounded: bool,
+    ) -> Vec<(u32, Task)> {
         let mut done: Vec<(u32, Task)> = Vec::with_capacity(frontier.len());
         while !frontier.is_empty() {
-            let classified: Vec<(u32, Task, bool)> = frontier
+            let mut classified: Vec<(u32, Task, bool)> = frontier
                 .par_iter()
                 .map(|t| {
                     let dom = self.domain(g, t);
                     let depth = self.plans[t.plan as usize].plan.depth();
                     let start = t.start as usize;
-                    let expand = dom > opts.expand_above && start + 1 < depth && start < max_prefix;
+                    let expand = dom > expand_above && start + 1 < depth && start < max_prefix;
                     (dom, *t, expand)
                 })
                 .collect();
+            if bounded {
+                classified.par_sort_by_key(|&(d, _, _)| std::cmp::Reverse(d));
+            }
             let mut expand = Vec::new();
+            let mut children = 0usize;
             for (dom, t, e) in classified {
-                if e && done.len() + expand.len() < opts.max_tasks {
+                let room = if bounded {
+                    done.len() + children + dom as usize <= cap
+                } else {
+                    done.len() + expand.len() < cap
+                };
+                if e && room {
                     expand.push(t);
+                    children += dom as usize;
                 } else {
                     done.push((dom, t));
                 }
@@ -308,21 +348,57 @@ impl QueryPlans {
                 )
                 .flatten()
                 .collect();
-            if done.len() + frontier.len() >= opts.max_tasks {
+            if done.len() + frontier.len() >= cap {
                 done.extend(frontier.par_iter().map(|t| (self.domain(g, t), *t)).collect::<Vec<_>>());
                 frontier.clear();
             }
         }
+        done
+    }
+
+    /// The kernel's tasks for `seeds` (see [`TaskOptions`]): heavy seeds are
+    /// expanded on the host one level at a time (candidates computed by the
+    /// planner's executor, with the kernel's filters), long start levels are
+    /// sliced, and the result is ordered heaviest first. With the balance on
+    /// and few seeds, a second, bounded pass expands the heaviest tasks
+    /// further and the slices get finer.
+    pub fn tasks<G: GraphView + ?Sized>(&self, g: &G, seeds: &[Seed], opts: &TaskOptions) -> Vec<Task> {
+        let target = if opts.target_tasks == TaskOptions::AUTO {
+            0
+        } else {
+            opts.target_tasks
+        };
+        let deep = target > 0 && seeds.len().saturating_mul(opts.deep_factor.max(1)) < target;
+        let frontier: Vec<Task> = seeds.iter().map(|&s| Task::from(s)).collect();
+        let max_prefix = opts.max_prefix.clamp(2, MAX_PREFIX);
+        let mut done = self.expand(g, frontier, opts.expand_above, max_prefix, opts.max_tasks, false);
+        if deep && done.len() < target {
+            // The balance's pass is bounded by the children of what it
+            // expands: a wide level (5-cycle) must not turn into millions of
+            // tasks and as many host candidate computations.
+            let cap = opts.max_tasks.min(done.len() + target.saturating_mul(8));
+            let frontier = done.into_iter().map(|(_, t)| t).collect();
+            let deeper = (max_prefix + 1).min(MAX_PREFIX);
+            done = self.expand(g, frontier, opts.expand_above / 4, deeper, cap, true);
+        }
         done.par_sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        let max_task = if deep && opts.max_task > 0 && done.len() < target {
+            let total: u64 = done.iter().map(|&(d, _)| u64::from(d)).sum();
+            u32::try_from(total / target as u64)
+                .unwrap_or(u32::MAX)
+                .clamp(opts.min_task.clamp(1, opts.max_task), opts.max_task)
+        } else {
+            opts.max_task
+        };
         let mut out = Vec::with_capacity(done.len());
         for (dom, t) in done {
-            if opts.max_task == 0 || dom <= opts.max_task {
+            if max_task == 0 || dom <= max_task {
                 out.push(t);
                 continue;
             }
             let mut lo = 0;
             while lo < dom {
-                let hi = lo.saturating_add(opts.max_task).min(dom);
+                let hi = lo.saturating_add(max_task).min(dom);
                 out.push(Task {
                     lo,
                     hi: if hi == dom { NONE } else { hi },

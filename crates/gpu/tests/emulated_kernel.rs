@@ -41,6 +41,7 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
                 max_prefix,
                 max_task,
                 max_tasks: 1 << 20,
+                ..TaskOptions::default()
             };
             let tasks = qp.tasks(&g, &roots, &opts);
             let got = emulate(&g, None, &qp.encoded, Some(&tasks), chunk);
@@ -53,6 +54,14 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
         };
         let got = emulate(&g, None, &qp.encoded, Some(&qp.tasks(&g, &roots, &few)), chunk);
         assert_eq!(got, (want.positive, want.negative), "batch {i}, capped expansion");
+        // Small-batch balance: deeper expansion and slices down to 2.
+        let balanced = TaskOptions {
+            target_tasks: roots.len() * 64 + 1000,
+            min_task: 2,
+            ..TaskOptions::default()
+        };
+        let got = emulate(&g, None, &qp.encoded, Some(&qp.tasks(&g, &roots, &balanced)), chunk);
+        assert_eq!(got, (want.positive, want.negative), "batch {i}, balanced tasks");
         let half: Vec<VertexId> = (0..g.num_vertices() as VertexId).filter(|v| v % 2 == 0).collect();
         let pack = DcsrPack::build(&g, &half);
         let got = emulate(&g, Some(&pack), &qp.encoded, Some(&seeds), chunk);

@@ -322,6 +322,7 @@ fn expanded_and_sliced_tasks_match_cpu() {
                     max_prefix,
                     max_task,
                     max_tasks: 1 << 20,
+                    ..TaskOptions::default()
                 },
                 chunk: 64,
                 // A small staging area: lists that fit, lists that do not,
@@ -379,4 +380,46 @@ fn time_limit_never_reports_partial_counts() {
         timed_out > 0 && complete > 0,
         "{timed_out} timed out, {complete} complete"
     );
+}
+
+/// Windows (match v4): every host list tested through windows of at most 32
+/// words (so most blocks fall back past the window) or 1,024, with small
+/// and large staging areas, with and without edge labels, and windows off
+/// (match v2); every count equals the CPU's.
+#[test]
+fn windowed_membership_matches_cpu() {
+    use csm_gpu::MatcherConfig;
+    if let Err(e) = gpu_available() {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
+        return;
+    }
+    let plain = rmat_graph(11, 20_000, 2, None, 61);
+    let labelled = rmat_graph(10, 8000, 2, Some(2), 62);
+    let cases = [
+        (&plain, query("5-cycle", &[0])),
+        (&plain, query("house", &[0, 1])),
+        (&labelled, edge_labelled_query("house", &[0], &[1, 0, 0])),
+    ];
+    for (g, q) in cases {
+        let (g0, batches) = stream(g, 128, 3, 63);
+        let want = cpu_results(&g0, &q, &batches);
+        for (window_min, window_max, stage_words) in [(1, 32, 100), (1, 1024, 300), (16, 1024, 4096), (0, 0, 4096)] {
+            let config = MatcherConfig {
+                window_min,
+                window_max,
+                stage_words,
+                ..MatcherConfig::default()
+            };
+            for v in [Variant::Zp, Variant::Gcsm] {
+                let mut e = GpuEngine::with_config(v, Budget::Fraction(0.05), order(), config).unwrap();
+                if v == Variant::Gcsm {
+                    // Cache every batch (the small-batch skip would leave
+                    // later batches uncached).
+                    e = e.with_selector(Box::new(csm_gpu::cache::WalkSelector::default().with_skip_below(None)));
+                }
+                let what = format!("window {window_min}/{window_max}/{stage_words}/{}", v.name());
+                check_engine(&mut e, &g0, &q, &batches, &want, &what);
+            }
+        }
+    }
 }

@@ -10,8 +10,15 @@
 //!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
-//!               [--rmat A,B,C] [--limit-s S]
+//!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W]
 //! ```
+//!
+//! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
+//! no windows (`--window-min 0`), no small-batch task balance and, for
+//! `gcsm-v2`, an estimate on every batch (no small-batch skip);
+//! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
+//! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
+//! 1% of the predicted kernel time instead of `--fe-frac`.
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
@@ -42,6 +49,7 @@ use std::time::Instant;
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
 use csm_gpu::cache::{CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SamplerSelector, WalkSelector};
 use csm_gpu::engine::{changed_vertices, run_staged, StagedRun};
+use csm_gpu::plan::TaskOptions;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
 use csm_graph::{
@@ -75,6 +83,8 @@ struct Args {
     walk_total: u64,
     fe_frac: f64,
     stage_words: u32,
+    window_min: u32,
+    window_max: u32,
     rmat: (f64, f64, f64),
     limit_s: f64,
 }
@@ -83,7 +93,8 @@ fn usage() -> &'static str {
     "usage: csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...] [--batches B] \
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
-     [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S]"
+     [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
+     [--window-min N] [--window-max W] (engines also zp-v2, gcsm-v2, zp-nobal, gcsm-nobal)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -123,6 +134,8 @@ fn parse_args() -> Result<Args, String> {
         walk_total: 1 << 15,
         fe_frac: 0.05,
         stage_words: MatcherConfig::default().stage_words,
+        window_min: MatcherConfig::default().window_min,
+        window_max: MatcherConfig::default().window_max,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
     };
@@ -158,6 +171,8 @@ fn parse_args() -> Result<Args, String> {
             "--walk-total" => a.walk_total = parse_num(&v()?)? as u64,
             "--fe-frac" => a.fe_frac = parse_num(&v()?)?,
             "--stage-words" => a.stage_words = parse_num(&v()?)? as u32,
+            "--window-min" => a.window_min = parse_num(&v()?)? as u32,
+            "--window-max" => a.window_max = parse_num(&v()?)? as u32,
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
@@ -692,7 +707,7 @@ fn run(a: Args) -> Result<(), String> {
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
 
@@ -705,6 +720,8 @@ fn run(a: Args) -> Result<(), String> {
                 gpu.clone(),
                 MatcherConfig {
                     stage_words: a.stage_words,
+                    window_min: a.window_min,
+                    window_max: a.window_max,
                     ..MatcherConfig::default()
                 },
             )
@@ -788,14 +805,53 @@ fn run(a: Args) -> Result<(), String> {
         );
     }
     let mut khop = KHopSelector::default();
-    let mut walks: Vec<WalkSelector> = queries
+    // One selector per query for "gcsm" and each of its settings variants
+    // ("gcsm-v2": match v2's settings, estimate on every batch; "gcsm-nobal":
+    // no small-batch task balance).
+    let mut walks: std::collections::HashMap<String, Vec<WalkSelector>> = engines
         .iter()
-        .map(|_| {
-            WalkSelector::with_walks(a.walk_cap)
-                .with_total((a.walk_total > 0).then_some(a.walk_total))
-                .with_cost_fraction((a.fe_frac > 0.0).then_some(a.fe_frac))
+        .filter(|e| e.as_str() == "gcsm" || (e.starts_with("gcsm-") && e.as_str() != "gcsm-sampler"))
+        .map(|e| {
+            let v2 = e.ends_with("-v2");
+            let sel = queries
+                .iter()
+                .map(|_| {
+                    let w = WalkSelector::with_walks(a.walk_cap)
+                        .with_total((a.walk_total > 0).then_some(a.walk_total))
+                        .with_cost_fraction((a.fe_frac > 0.0).then_some(a.fe_frac));
+                    if v2 {
+                        // match v2's selector: no skip, no fill, plain
+                        // moving averages.
+                        w.with_skip_below(None).with_degree_fill(false).with_conservative(false)
+                    } else if e.contains("-lite") {
+                        w.with_walk_fraction(Some(0.01))
+                    } else {
+                        w
+                    }
+                })
+                .collect();
+            (e.clone(), sel)
         })
         .collect();
+    // The degree fill's ranking, once (not counted per batch, as for naive).
+    if gpu_side.is_some() && walks.keys().any(|e| !e.ends_with("-v2")) {
+        let t = Instant::now();
+        let hubs = Arc::new(csm_gpu::cache::top_degree(&graph, 1 << 20));
+        for (e, sels) in walks.iter_mut() {
+            if !e.ends_with("-v2") {
+                for w in sels.iter_mut() {
+                    *w = std::mem::take(w).with_hubs(hubs.clone());
+                }
+            }
+        }
+        log(
+            t0,
+            format!(
+                "degree ranking for gcsm's fill in {:.2} s (not counted per batch)",
+                t.elapsed().as_secs_f64()
+            ),
+        );
+    }
     // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
     let mut sampler: Vec<SamplerSelector> = queries
         .iter()
@@ -917,14 +973,18 @@ fn run(a: Args) -> Result<(), String> {
                             continue;
                         }
                         let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str() {
-                            "zp" => (&s.pinned, None, budget),
+                            z if z == "zp" || z.starts_with("zp-") => (&s.pinned, None, budget),
                             "um" => match s.managed.as_ref() {
                                 Some(m) => (m, None, budget),
                                 None => continue,
                             },
                             "naive" => (&s.pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
-                            "gcsm" => (&s.pinned, Some(&mut walks[qi] as &mut dyn CacheSelector), budget),
                             "gcsm-sampler" => (&s.pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget),
+                            g if walks.contains_key(g) => (
+                                &s.pinned,
+                                Some(&mut walks.get_mut(g).expect("present")[qi] as &mut dyn CacheSelector),
+                                budget,
+                            ),
                             "vsgm" => {
                                 if size > a.vsgm_max_batch {
                                     continue;
@@ -933,7 +993,28 @@ fn run(a: Args) -> Result<(), String> {
                             }
                             other => return Err(format!("unknown engine {other}")),
                         };
+                        // Settings variants: "-v2" = match v2 (no windows, no
+                        // task balance), "-nobal" = no task balance.
+                        let v2 = e.ends_with("-v2");
+                        let nobal = v2 || e.contains("-nobal");
+                        let tasks = s.matcher.config().tasks;
+                        if v2 {
+                            s.matcher.set_windows(0, 0);
+                        }
+                        if nobal {
+                            s.matcher.set_tasks(TaskOptions {
+                                target_tasks: 0,
+                                ..tasks
+                            });
+                        } else if e.contains("-deep16") {
+                            s.matcher.set_tasks(TaskOptions {
+                                deep_factor: 16,
+                                ..tasks
+                            });
+                        }
                         let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
+                        s.matcher.set_windows(a.window_min, a.window_max);
+                        s.matcher.set_tasks(tasks);
                         let row = match res {
                             Ok(r) => {
                                 let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
