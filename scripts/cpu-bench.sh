@@ -13,12 +13,29 @@
 #                                  R-MAT; writes $OUT/cpu_bench.log and
 #                                  $OUT/cpu_bench.csv.
 #
-# Environment (remote): THREADS (default "1 2 4 8 16"), STATIC_TIMEOUT
-# (seconds per static run, default 60), SKIP_STATIC=1.
+# Environment (remote): THREADS (default "1 2 4 8 16"), RMAT (path of the
+# generated static graph), STATIC_THREADS
+# (default "1 16"), STATIC_TIMEOUT (seconds per static run, default 60),
+# SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_BATCH=1, SKIP_STATIC=1.
+# To compare two builds side by side in one call, carry the other build's
+# bin/ (with this script) as carry-cpu/bin-old and run it too with
+# OUT=$OUT/old (scripts/cpu-bench.sh --with-old DIR stages it).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CARRY=carry-cpu
 ENRON="${ENRON:-../shared/data/email-Enron.txt}"
+
+if [[ "${1:-}" == "--with-old" ]]; then
+    # stage another build's binaries (a directory with csm and delta_probe)
+    OLD_DIR="${2:?usage: cpu-bench.sh --with-old DIR}"
+    cd "$HERE/.."
+    rm -rf "$CARRY/bin-old" && mkdir -p "$CARRY/bin-old"
+    cp "$OLD_DIR/csm" "$OLD_DIR/delta_probe" "$CARRY/bin-old/"
+    strip "$CARRY"/bin-old/*
+    cp scripts/cpu-bench.sh "$CARRY/bin-old/"
+    du -sh "$CARRY"
+    exit 0
+fi
 
 if [[ "${1:-}" != "--remote" ]]; then
     cd "$HERE/.."
@@ -44,24 +61,24 @@ LOG="$OUT/cpu_bench.log"
 CSV="$OUT/cpu_bench.csv"
 echo "workload,query,threads,seconds,results" >"$CSV"
 exec > >(tee -a "$LOG") 2>&1
-nproc; lscpu | grep -E "Model name|^CPU\(s\)" || true
+nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread\(s\)|Core\(s\)|Socket\(s\)|NUMA node\(s\)" || true
 
-echo "== one update at a time: Enron unlabelled, 2% stream, seed 1"
-for t in $THREADS; do
+[[ -z "${SKIP_SINGLE:-}" ]] && echo "== one update at a time: Enron unlabelled, 2% stream, seed 1"
+[[ -z "${SKIP_SINGLE:-}" ]] && for t in $THREADS; do
     "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
         awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single," q "," t "," m "," $3}' >>"$CSV"
 done
 
-echo "== the same on two cores only (taskset -c 0,1), like the 2-core reference machine"
-for t in 1 2; do
+[[ -z "${SKIP_2CORE:-}" ]] && echo "== the same on two cores only (taskset -c 0,1), like the 2-core reference machine"
+[[ -z "${SKIP_2CORE:-}" ]] && for t in 1 2; do
     for rep in 1 2 3; do
         taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
             awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
     done
 done
 
-echo "== batches of 4096: Enron, 8 labels, 10% stream"
-for q in triangle 4-clique 4-cycle diamond house 5-cycle; do
+[[ -z "${SKIP_BATCH:-}" ]] && echo "== batches of 4096: Enron, 8 labels, 10% stream"
+[[ -z "${SKIP_BATCH:-}" ]] && for q in triangle 4-clique 4-cycle diamond house 5-cycle; do
     for t in $THREADS; do
         line=$("$BIN/csm" stream -g "$G" --labels 8 --label-seed 1 -q "$q" --stream-fraction 0.1 --seed 1 -b 4096 -t "$t" --json | tail -1)
         echo "$q t=$t $line"
@@ -73,10 +90,10 @@ done
 
 if [[ -z "${SKIP_STATIC:-}" ]]; then
     echo "== static: R-MAT 2^20 vertices, 10 M edges, 16 labels"
-    R="$OUT/../rmat10m.g"
+    R="${RMAT:-$OUT/../rmat10m.g}"
     [[ -f "$R" ]] || "$BIN/csm" gen graph --kind rmat --scale 20 --edges 10000000 --labels 16 --seed 1 --format graph -o "$R"
     for q in triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2; do
-        for t in 1 16; do
+        for t in ${STATIC_THREADS:-1 16}; do
             line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --json | tail -1 || echo '{"timeout":true}')
             echo "$q t=$t $line"
             secs=$(sed -nE 's/.*"seconds":([0-9.e-]+).*/\1/p' <<<"$line")

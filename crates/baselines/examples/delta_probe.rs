@@ -48,9 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             upd += r.update_seconds;
         }
         println!(
-            "{name:>10}: results {:>12} (+{pos} -{neg})  match {secs:.3}s  update {upd:.3}s  wall {:.3}s",
+            "{name:>10}: results {:>12} (+{pos} -{neg})  match {secs:.3}s  update {upd:.3}s  wall {:.3}s  pool from {}",
             pos + neg,
-            t.elapsed().as_secs_f64()
+            t.elapsed().as_secs_f64(),
+            eng.parallel_bound()
         );
     }
     Ok(())

@@ -33,8 +33,10 @@ pub struct CpuEngine {
     state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry)>,
     symmetry: bool,
     threads: usize,
-    /// Batches estimated below this much work run on the caller's thread.
-    min_parallel_work: u64,
+    /// Batches estimated below this much work run on the caller's thread
+    /// (`None`: learned per query, [`WorkRate`]).
+    min_parallel_work: Option<u64>,
+    rate: WorkRate,
     /// Executor for the single-thread path (buffers reused across batches).
     exec: Executor,
 }
@@ -53,7 +55,8 @@ impl CpuEngine {
             state: None,
             symmetry: true,
             threads,
-            min_parallel_work: PAR_MIN_WORK,
+            min_parallel_work: None,
+            rate: WorkRate::default(),
             exec: Executor::new(),
         })
     }
@@ -65,11 +68,18 @@ impl CpuEngine {
         self
     }
 
-    /// Sets the estimated work (list entries) below which a batch runs on the
-    /// calling thread (default 2^16; 0 always uses the pool).
+    /// Fixes the estimated work (list entries) below which a batch runs on
+    /// the calling thread (0 always uses the pool). By default the bound is
+    /// learned per query ([`WorkRate`]).
     pub fn min_parallel_work(mut self, work: u64) -> Self {
-        self.min_parallel_work = work;
+        self.min_parallel_work = Some(work);
         self
+    }
+
+    /// The estimated work from which a batch currently goes to the pool
+    /// (fixed, or learned so far).
+    pub fn parallel_bound(&self) -> u64 {
+        self.min_parallel_work.unwrap_or_else(|| self.rate.min_work())
     }
 
     pub fn threads(&self) -> usize {
@@ -268,7 +278,7 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
     sym: Option<&Symmetry>,
     delta: &BatchDelta,
 ) -> DeltaCounts {
-    count_delta_with(g, plans, sym, delta, Run::CurrentPool, &mut Executor::new())
+    count_delta_with(g, plans, sym, delta, Run::CurrentPool, &mut Executor::new()).0
 }
 
 fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed]) -> DeltaCounts {
@@ -294,13 +304,50 @@ pub fn count_delta_sequential<G: GraphView + ?Sized>(
     delta: &BatchDelta,
     ex: &mut Executor,
 ) -> DeltaCounts {
-    count_delta_with(g, plans, sym, delta, Run::Caller, ex)
+    count_delta_with(g, plans, sym, delta, Run::Caller, ex).0
 }
 
-/// Batches whose estimated work is below this run on the calling thread:
-/// waking a sleeping pool costs tens of microseconds, more than most single
-/// updates take to match.
-const PAR_MIN_WORK: u64 = 1 << 16;
+/// How long one unit of estimated work ([`estimated_work`]) takes on the
+/// calling thread, learned from the batches that ran there: the estimate's
+/// unit cost differs between plans (a diamond's bound overstates its
+/// galloping intersections more than a house's), so one fixed bound either
+/// sends a diamond's 50 µs updates to the pool or keeps a house's 1 ms ones
+/// on one thread. A batch goes to the pool when its predicted time reaches
+/// [`WorkRate::PAR_MIN_NS`].
+#[derive(Clone, Copy, Debug)]
+pub struct WorkRate {
+    ns_per_unit: f64,
+}
+
+impl Default for WorkRate {
+    /// Starts at the bound 2^16.
+    fn default() -> Self {
+        WorkRate {
+            ns_per_unit: Self::PAR_MIN_NS / (1u64 << 16) as f64,
+        }
+    }
+}
+
+impl WorkRate {
+    /// Predicted time from which a batch is worth the pool: waking sleeping
+    /// rayon threads costs 25-300 µs on a VM (measured), and two threads
+    /// save at most half the time.
+    pub const PAR_MIN_NS: f64 = 250_000.0;
+
+    /// The current bound, clamped to 2^14..2^22 list entries.
+    pub fn min_work(&self) -> u64 {
+        (Self::PAR_MIN_NS / self.ns_per_unit).clamp((1 << 14) as f64, (1 << 22) as f64) as u64
+    }
+
+    /// Records a batch of estimated work `work` that took `seconds` on the
+    /// calling thread (estimates below 4096 are too coarse to learn from).
+    pub fn observe(&mut self, work: u64, seconds: f64) {
+        if work >= 4096 {
+            let r = seconds * 1e9 / work as f64;
+            self.ns_per_unit = 0.95 * self.ns_per_unit + 0.05 * r;
+        }
+    }
+}
 
 /// A rough number of list entries the seeds will touch, capped at `cap`: per
 /// seed, the summed degrees of the candidates at the first free level (the
@@ -355,7 +402,8 @@ fn estimated_work<G: GraphView + ?Sized>(
 
 /// Exact counts of a staged batch: on the calling thread (with `ex`) when
 /// `pool` is `None` or the batch's estimated work is below `min_work`, else
-/// in parallel on the pool.
+/// in parallel on the pool. Also returns the estimate when it was made and
+/// the batch stayed on the calling thread (for [`WorkRate::observe`]).
 pub fn count_delta_adaptive<G: GraphView + ?Sized>(
     g: &G,
     plans: &[DeltaPlan],
@@ -363,7 +411,7 @@ pub fn count_delta_adaptive<G: GraphView + ?Sized>(
     delta: &BatchDelta,
     pool: Option<(&rayon::ThreadPool, u64)>,
     ex: &mut Executor,
-) -> DeltaCounts {
+) -> (DeltaCounts, Option<u64>) {
     let run = pool.map_or(Run::Caller, |(pool, min_work)| Run::Pool(pool, min_work));
     count_delta_with(g, plans, sym, delta, run, ex)
 }
@@ -389,20 +437,25 @@ fn count_delta_with<G: GraphView + ?Sized>(
     delta: &BatchDelta,
     run: Run<'_>,
     ex: &mut Executor,
-) -> DeltaCounts {
+) -> (DeltaCounts, Option<u64>) {
     fn go<G: GraphView + ?Sized>(
         g: &G,
         plans: &[DeltaPlan],
         seeds: &[Seed],
         run: Run<'_>,
         ex: &mut Executor,
-    ) -> DeltaCounts {
+    ) -> (DeltaCounts, Option<u64>) {
         match run {
-            Run::CurrentPool => count_seeds_parallel(g, plans, seeds),
-            Run::Pool(pool, min_work) if estimated_work(g, plans, seeds, min_work, ex) >= min_work => {
-                pool.install(|| count_seeds_parallel(g, plans, seeds))
+            Run::CurrentPool => (count_seeds_parallel(g, plans, seeds), None),
+            Run::Pool(pool, min_work) => {
+                let work = estimated_work(g, plans, seeds, min_work, ex);
+                if work >= min_work {
+                    (pool.install(|| count_seeds_parallel(g, plans, seeds)), None)
+                } else {
+                    (count_seeds_sequential(g, plans, seeds, ex), Some(work))
+                }
             }
-            _ => count_seeds_sequential(g, plans, seeds, ex),
+            Run::Caller => (count_seeds_sequential(g, plans, seeds, ex), None),
         }
     }
     if let Some((e, rules, plans)) = single_edge(sym, delta) {
@@ -470,6 +523,7 @@ impl ContinuousMatcher for CpuEngine {
             Symmetry::default()
         };
         self.state = Some((dg, plans, sym));
+        self.rate = WorkRate::default();
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
@@ -485,9 +539,13 @@ impl ContinuousMatcher for CpuEngine {
         let gr: &DynamicGraph = g;
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
-        let pool = (self.threads > 1).then_some((self.pool.as_ref(), self.min_parallel_work));
-        let counts = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
+        let min_work = self.min_parallel_work.unwrap_or_else(|| self.rate.min_work());
+        let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
+        let (counts, stayed) = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
         let seconds = t1.elapsed().as_secs_f64();
+        if let Some(work) = stayed {
+            self.rate.observe(work, seconds);
+        }
         let t2 = Instant::now();
         g.commit();
         Ok(BatchResult {
