@@ -11,56 +11,10 @@ use common::*;
 use csm_baselines::geneva::{Geneva, IntervalPcsr, Pattern, Phase};
 use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
 use csm_engine::{Batch, ContinuousMatcher, Recount, StaticMatcher};
-use csm_graph::{CsrGraph, Label, Strictness};
+use csm_graph::{CsrGraph, Strictness};
 use csm_planner::QueryGraph;
 use proptest::prelude::*;
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-
-/// Symmetric shapes: cycle, clique, star, "book" (triangles on one edge),
-/// and cores with pendant stars (which make the trees use P5–P7).
-fn symmetric_query(r: &mut ChaCha8Rng, vl: u32, el: Option<u32>) -> QueryGraph {
-    let k = r.random_range(3..=5usize);
-    let mut edges: Vec<(usize, usize)> = match r.random_range(0..7) {
-        0 => (0..k).map(|i| (i, (i + 1) % k)).collect(),
-        1 => (0..k.min(4))
-            .flat_map(|a| (a + 1..k.min(4)).map(move |b| (a, b)))
-            .collect(),
-        2 => (1..k).map(|i| (0, i)).collect(),
-        3 => std::iter::once((0, 1))
-            .chain((2..k).flat_map(|i| [(0, i), (1, i)]))
-            .collect(),
-        // triangle with k − 2 leaves on vertex 0
-        4 => [(0, 1), (1, 2), (0, 2)]
-            .into_iter()
-            .chain((3..k + 1).map(|i| (0, i)))
-            .collect(),
-        // square with two leaves on 0 and one or two on 2
-        5 => [(0, 1), (1, 2), (2, 3), (0, 3), (0, 4), (0, 5), (2, 6)]
-            .into_iter()
-            .take(6 + k.min(4) - 3)
-            .collect(),
-        // path 0-1 with a star of k − 1 leaves on 1
-        _ => std::iter::once((0, 1)).chain((2..k + 1).map(|i| (1, i))).collect(),
-    };
-    let n = edges.iter().map(|&(a, b)| a.max(b)).max().unwrap() + 1;
-    edges.sort_unstable();
-    // few labels so that automorphisms survive
-    let labels: Vec<Label> = (0..n)
-        .map(|_| if r.random_bool(0.7) { 0 } else { r.random_range(0..vl) })
-        .collect();
-    let edges: Vec<(usize, usize, Label)> = edges
-        .into_iter()
-        .map(|(a, b)| {
-            (
-                a,
-                b,
-                el.map_or(0, |m| if r.random_bool(0.7) { 0 } else { r.random_range(0..m) }),
-            )
-        })
-        .collect();
-    QueryGraph::new(labels, &edges, el.is_some()).expect("valid")
-}
 
 fn engines() -> Vec<Geneva> {
     let base = Geneva::new(2).expect("pool");
@@ -82,7 +36,7 @@ fn check_static(seed: u64, symmetric: bool) -> Result<(), TestCaseError> {
     let (n, p) = (r.random_range(5..13u32), r.random_range(0.2..0.7));
     let model = random_graph(&mut r, n, p, vl, el);
     let q = if symmetric {
-        symmetric_query(&mut r, vl, el)
+        symmetric_query(&mut r, vl, el, 7)
     } else {
         let k = r.random_range(2..=6usize);
         random_query(&mut r, k, 0.3, vl, el)
@@ -223,7 +177,7 @@ fn every_pattern_is_exercised() {
         let el = seed.is_multiple_of(3).then_some(2);
         let model = random_graph(&mut r, 9, 0.6, vl, el);
         let q = if seed % 2 == 0 {
-            symmetric_query(&mut r, vl, el)
+            symmetric_query(&mut r, vl, el, 7)
         } else {
             random_query(&mut r, 6, 0.2, vl, el)
         };

@@ -10,43 +10,11 @@ mod common;
 use common::*;
 use csm_baselines::oracle::BruteForce;
 use csm_baselines::rapidflow::RapidFlow;
-use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
-use csm_graph::{CsrGraph, Edge, GraphData, Label, LocatedUpdate, Strictness, Update};
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_graph::{CsrGraph, Edge, GraphData, LocatedUpdate, Strictness, Update};
 use csm_planner::QueryGraph;
 use proptest::prelude::*;
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-
-/// Cycle, clique, star or "book" (triangles sharing an edge), mostly one label.
-fn symmetric_query(r: &mut ChaCha8Rng, vl: u32, el: Option<u32>) -> QueryGraph {
-    let k = r.random_range(3..=5usize);
-    let mut edges: Vec<(usize, usize)> = match r.random_range(0..4) {
-        0 => (0..k).map(|i| (i, (i + 1) % k)).collect(),
-        1 => (0..k.min(4))
-            .flat_map(|a| (a + 1..k.min(4)).map(move |b| (a, b)))
-            .collect(),
-        2 => (1..k).map(|i| (0, i)).collect(),
-        _ => std::iter::once((0, 1))
-            .chain((2..k).flat_map(|i| [(0, i), (1, i)]))
-            .collect(),
-    };
-    let n = edges.iter().map(|&(a, b)| a.max(b)).max().unwrap() + 1;
-    edges.sort_unstable();
-    let labels: Vec<Label> = (0..n)
-        .map(|_| if r.random_bool(0.75) { 0 } else { r.random_range(0..vl) })
-        .collect();
-    let edges: Vec<(usize, usize, Label)> = edges
-        .into_iter()
-        .map(|(a, b)| {
-            (
-                a,
-                b,
-                el.map_or(0, |m| if r.random_bool(0.7) { 0 } else { r.random_range(0..m) }),
-            )
-        })
-        .collect();
-    QueryGraph::new(labels, &edges, el.is_some()).expect("valid")
-}
 
 fn check_stream(
     seed: u64,
@@ -64,7 +32,7 @@ fn check_stream(
     // sometimes the query ignores the graph's edge labels (relabels are then no change)
     let qel = if seed % 4 == 1 { None } else { el };
     let q = if symmetric {
-        symmetric_query(&mut r, vl, qel)
+        symmetric_query(&mut r, vl, qel, 4)
     } else {
         let k = r.random_range(2..=5usize);
         random_query(&mut r, k, 0.3, vl, qel)
@@ -119,7 +87,7 @@ proptest! {
         let el = (seed % 2 == 0).then_some(2);
         let (n, p) = (r.random_range(4..12u32), r.random_range(0.2..0.7));
         let model = random_graph(&mut r, n, p, vl, el);
-        let q = if seed % 3 == 0 { symmetric_query(&mut r, vl, el) } else {
+        let q = if seed % 3 == 0 { symmetric_query(&mut r, vl, el, 4) } else {
             let k = r.random_range(2..=6usize);
             random_query(&mut r, k, 0.3, vl, el)
         };
@@ -133,7 +101,7 @@ proptest! {
     fn dual_matching_searches_less(seed in any::<u64>()) {
         let mut r = rng(seed);
         let mut model = random_graph(&mut r, 9, 0.4, 1, None);
-        let q = symmetric_query(&mut r, 1, None);
+        let q = symmetric_query(&mut r, 1, None, 4);
         let mut with = RapidFlow::new(1).unwrap();
         let mut without = RapidFlow::new(1).unwrap().with_dual(false);
         with.init(&model.to_data(), &q).unwrap();
@@ -172,39 +140,15 @@ fn a_match_using_an_inserted_and_a_deleted_edge_is_in_neither_graph() {
     let tri = QueryGraph::new(vec![0; 3], &[(0, 1, 0), (1, 2, 0), (0, 2, 0)], false).unwrap();
     let mut eng = RapidFlow::new(1).unwrap();
     eng.init(&g, &tri).unwrap();
-    let r = eng
-        .process(Batch {
-            updates: &[del(1, 2), add(0, 2)],
-            source: "t",
-            strictness: Strictness::Strict,
-        })
-        .unwrap();
+    let r = process(&mut eng, &[del(1, 2), add(0, 2)], Strictness::Strict).unwrap();
     assert_eq!((r.positive, r.negative), (0, 0));
     // now insert 1-2 back: one triangle, 6 embeddings
-    let r = eng
-        .process(Batch {
-            updates: &[add(1, 2)],
-            source: "t",
-            strictness: Strictness::Strict,
-        })
-        .unwrap();
+    let r = process(&mut eng, &[add(1, 2)], Strictness::Strict).unwrap();
     assert_eq!((r.positive, r.negative), (6, 0));
     // a batch inserting two edges of one triangle counts it once
-    let r = eng
-        .process(Batch {
-            updates: &[del(0, 2), del(1, 2)],
-            source: "t",
-            strictness: Strictness::Strict,
-        })
-        .unwrap();
+    let r = process(&mut eng, &[del(0, 2), del(1, 2)], Strictness::Strict).unwrap();
     assert_eq!((r.positive, r.negative), (0, 6));
-    let r = eng
-        .process(Batch {
-            updates: &[add(0, 2), add(1, 2), add(1, 3)],
-            source: "t",
-            strictness: Strictness::Strict,
-        })
-        .unwrap();
+    let r = process(&mut eng, &[add(0, 2), add(1, 2), add(1, 3)], Strictness::Strict).unwrap();
     assert_eq!((r.positive, r.negative), (12, 0));
 }
 
@@ -217,36 +161,12 @@ fn errors_leave_the_engine_unchanged() {
     };
     let q = QueryGraph::new(vec![0; 2], &[(0, 1, 0)], false).unwrap();
     let mut eng = RapidFlow::new(1).unwrap();
-    assert!(eng
-        .process(Batch {
-            updates: &[],
-            source: "t",
-            strictness: Strictness::Strict
-        })
-        .is_err());
+    assert!(process(&mut eng, &[], Strictness::Strict).is_err());
     eng.init(&g, &q).unwrap();
-    assert!(eng
-        .process(Batch {
-            updates: &[add(1, 2), add(0, 1)],
-            source: "t",
-            strictness: Strictness::Strict
-        })
-        .is_err());
-    let r = eng
-        .process(Batch {
-            updates: &[add(1, 2)],
-            source: "t",
-            strictness: Strictness::Strict,
-        })
-        .unwrap();
+    assert!(process(&mut eng, &[add(1, 2), add(0, 1)], Strictness::Strict).is_err());
+    let r = process(&mut eng, &[add(1, 2)], Strictness::Strict).unwrap();
     assert_eq!((r.positive, r.negative), (2, 0));
-    let r = eng
-        .process(Batch {
-            updates: &[add(0, 1), add(0, 2)],
-            source: "t",
-            strictness: Strictness::Lenient,
-        })
-        .unwrap();
+    let r = process(&mut eng, &[add(0, 1), add(0, 2)], Strictness::Lenient).unwrap();
     assert_eq!((r.positive, r.negative, r.skipped), (2, 0, 1));
 }
 
@@ -316,4 +236,13 @@ fn timing_enron_dual_matching() {
             );
         }
     }
+}
+
+/// One batch named "t".
+fn process(eng: &mut RapidFlow, updates: &[LocatedUpdate], strictness: Strictness) -> Result<BatchResult, EngineError> {
+    eng.process(Batch {
+        updates,
+        source: "t",
+        strictness,
+    })
 }

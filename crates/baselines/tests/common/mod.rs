@@ -332,3 +332,50 @@ pub fn vf2_or_brute_force(g: &csm_graph::CsrGraph, q: &QueryGraph) -> u64 {
     use csm_engine::StaticMatcher;
     Vf2.count(g, q).or_else(|_| BruteForce.count(g, q)).expect("small")
 }
+
+/// A query of a symmetric shape, the first `shapes` (1 to 7) of: cycle,
+/// clique, star, "book" (triangles on one edge), and cores with pendant
+/// stars (which make GENEVA's trees use P5–P7); mostly one vertex label and
+/// one edge label, so that automorphisms survive.
+pub fn symmetric_query(r: &mut ChaCha8Rng, vl: u32, el: Option<u32>, shapes: u32) -> QueryGraph {
+    let k = r.random_range(3..=5usize);
+    let mut edges: Vec<(usize, usize)> = match r.random_range(0..shapes.clamp(1, 7)) {
+        0 => (0..k).map(|i| (i, (i + 1) % k)).collect(),
+        1 => (0..k.min(4))
+            .flat_map(|a| (a + 1..k.min(4)).map(move |b| (a, b)))
+            .collect(),
+        2 => (1..k).map(|i| (0, i)).collect(),
+        3 => std::iter::once((0, 1))
+            .chain((2..k).flat_map(|i| [(0, i), (1, i)]))
+            .collect(),
+        // triangle with k − 2 leaves on vertex 0
+        4 => [(0, 1), (1, 2), (0, 2)]
+            .into_iter()
+            .chain((3..k + 1).map(|i| (0, i)))
+            .collect(),
+        // square with two leaves on 0 and one or two on 2
+        5 => [(0, 1), (1, 2), (2, 3), (0, 3), (0, 4), (0, 5), (2, 6)]
+            .into_iter()
+            .take(6 + k.min(4) - 3)
+            .collect(),
+        // path 0-1 with a star of k − 1 leaves on 1
+        _ => std::iter::once((0, 1)).chain((2..k + 1).map(|i| (1, i))).collect(),
+    };
+    let n = edges.iter().map(|&(a, b)| a.max(b)).max().unwrap() + 1;
+    edges.sort_unstable();
+    // few labels so that automorphisms survive
+    let labels: Vec<Label> = (0..n)
+        .map(|_| if r.random_bool(0.7) { 0 } else { r.random_range(0..vl) })
+        .collect();
+    let edges: Vec<(usize, usize, Label)> = edges
+        .into_iter()
+        .map(|(a, b)| {
+            (
+                a,
+                b,
+                el.map_or(0, |m| if r.random_bool(0.7) { 0 } else { r.random_range(0..m) }),
+            )
+        })
+        .collect();
+    QueryGraph::new(labels, &edges, el.is_some()).expect("valid")
+}
