@@ -25,12 +25,22 @@ impl Default for EngineOptions {
 }
 
 /// Names of the CPU engines available to `csm match` and `csm stream`.
-pub const ENGINES: &[&str] = &["cpu", "oracle", "vf2", "stwig", "pbe", "geneva", "rapidflow"];
+pub const ENGINES: &[&str] = &[
+    "cpu",
+    "cpu-nosym",
+    "oracle",
+    "vf2",
+    "stwig",
+    "pbe",
+    "geneva",
+    "rapidflow",
+];
 
 /// A static matcher by name.
 pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticMatcher>, EngineError> {
     Ok(match name {
         "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
+        "cpu-nosym" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?.without_symmetry()),
         "oracle" => Box::new(BruteForce),
         "vf2" => Box::new(Vf2),
         "stwig" => Box::new(crate::stwig::Stwig::new().with_threads(opts.threads)?),
@@ -45,6 +55,7 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
 pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn ContinuousMatcher>, EngineError> {
     Ok(match name {
         "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
+        "cpu-nosym" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?.without_symmetry()),
         "oracle" => Box::new(Recount::new(BruteForce)),
         "vf2" => Box::new(Recount::new(Vf2)),
         "stwig" => Box::new(Recount::new(crate::stwig::Stwig::new().with_threads(opts.threads)?)),
