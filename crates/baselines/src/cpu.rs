@@ -371,13 +371,10 @@ fn estimated_work<G: GraphView + ?Sized>(
     let mut bound = 0u64;
     for &(i, x, y, _) in seeds {
         let plan = &plans[i as usize].plan;
-        let w = match plan.levels.get(2) {
-            Some(level) if plan.depth() > 3 => {
-                let emb = [x, y];
-                let first = level.reads.iter().map(|r| deg(emb[r.pos as usize])).min().unwrap_or(0);
-                first.saturating_mul(g.max_degree() as u64) << deeper_levels_shift(plan, 2)
-            }
-            _ => deg(x) + deg(y),
+        let w = if plan.depth() > 3 {
+            candidates_bound(g, plan, &[x, y]).saturating_mul(g.max_degree() as u64) << deeper_levels_shift(plan, 2)
+        } else {
+            deg(x) + deg(y)
         };
         bound = bound.saturating_add(w);
         if bound >= cap {
@@ -532,6 +529,7 @@ impl ContinuousMatcher for CpuEngine {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let min_work = self.parallel_bound();
         let (g, plans, sym) = self
             .state
             .as_mut()
@@ -544,7 +542,6 @@ impl ContinuousMatcher for CpuEngine {
         let gr: &DynamicGraph = g;
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
-        let min_work = self.min_parallel_work.unwrap_or_else(|| self.rate.min_work());
         let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
         let (counts, stayed) = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
         let seconds = t1.elapsed().as_secs_f64();

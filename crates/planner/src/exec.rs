@@ -102,11 +102,19 @@ fn bit(bits: &[u64], x: VertexId) -> bool {
     bits[x as usize >> 6] >> (x & 63) & 1 == 1
 }
 
-/// The smallest vertex id `level` may bind: one above the largest binding
-/// it must exceed ([`Level::above`]; 0 without bounds).
+/// The smallest vertex id `level` may bind given the bindings at positions
+/// below `bound`: one above the largest of those it must exceed
+/// ([`Level::above`]; 0 without bounds). Callers pass the level's own depth
+/// (every bound applies) or less (bounds on unbound positions are left out).
 #[inline]
-fn first_allowed(emb: &[VertexId], level: &Level) -> VertexId {
-    level.above.iter().map(|&p| emb[p as usize] + 1).max().unwrap_or(0)
+fn first_allowed(emb: &[VertexId], level: &Level, bound: usize) -> VertexId {
+    level
+        .above
+        .iter()
+        .filter(|&&p| (p as usize) < bound)
+        .map(|&p| emb[p as usize] + 1)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Builds the operands of `level.extra` (plus an optional reused candidate
@@ -352,7 +360,7 @@ impl Executor {
     fn fill<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, out: &mut Vec<VertexId>) {
         let level = &plan.levels[d];
         let emb = self.emb;
-        let first = first_allowed(&emb, level);
+        let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         if let (Some(src), true) = (src, level.extra.is_empty()) {
             out.clear();
@@ -439,13 +447,7 @@ impl Executor {
         // cut by q's bounds on bindings above d
         let (cp, cq) = (&self.bufs[d], &self.bufs[last]);
         let emb = &self.emb;
-        let first = lq
-            .above
-            .iter()
-            .filter(|&&r| (r as usize) < d)
-            .map(|&r| emb[r as usize] + 1)
-            .max()
-            .unwrap_or(0);
+        let first = first_allowed(emb, lq, d);
         let cq = &cq[cq.partition_point(|&x| x < first)..];
         let hits = lq
             .conflicts
@@ -477,7 +479,7 @@ impl Executor {
         let d = plan.depth() - 1;
         if level.hoist.is_some() {
             let cands = &self.bufs[d];
-            let cands = &cands[cands.partition_point(|&x| x < first_allowed(&self.emb, level))..];
+            let cands = &cands[cands.partition_point(|&x| x < first_allowed(&self.emb, level, d))..];
             let hits = level
                 .conflicts
                 .iter()
@@ -486,7 +488,7 @@ impl Executor {
             return cands.len() as u64 - hits as u64;
         }
         let emb = self.emb;
-        let first = first_allowed(&emb, level);
+        let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let tmp = &mut self.tmp;
         let check_label = plan.check_labels && level.reuse.is_none();

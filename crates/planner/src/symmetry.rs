@@ -62,7 +62,11 @@ pub fn automorphisms(q: &QueryGraph, limit: usize) -> Option<Vec<Vec<QVertex>>> 
 /// Representative seeds for single-edge batches of one sign, or `None` when
 /// the automorphism group is too large to enumerate.
 pub fn single_edge_rules(q: &QueryGraph, plans: &[DeltaPlan], sign: Sign) -> Option<Vec<SeedRule>> {
-    let auts = automorphisms(q, MAX_AUTOMORPHISMS)?;
+    rules_under(q, &automorphisms(q, MAX_AUTOMORPHISMS)?, plans, sign)
+}
+
+/// [`single_edge_rules`] for the automorphisms `auts` of `q`.
+fn rules_under(q: &QueryGraph, auts: &[Vec<QVertex>], plans: &[DeltaPlan], sign: Sign) -> Option<Vec<SeedRule>> {
     let oriented: Vec<(QVertex, QVertex)> = q.edges().iter().flat_map(|&(a, b, _)| [(a, b), (b, a)]).collect();
     let mut seen = vec![false; oriented.len()];
     let mut rules = Vec::new();
@@ -72,7 +76,7 @@ pub fn single_edge_rules(q: &QueryGraph, plans: &[DeltaPlan], sign: Sign) -> Opt
         }
         let mut size = 0;
         let mut reversible = false;
-        for s in &auts {
+        for s in auts {
             reversible |= (s[a], s[b]) == (b, a);
             let img = (s[a], s[b]);
             let j = oriented
@@ -158,8 +162,8 @@ pub fn single_edge_restricted(
     plans: &[DeltaPlan],
     sign: Sign,
 ) -> Option<(Vec<SeedRule>, Vec<DeltaPlan>)> {
-    let mut rules = single_edge_rules(q, plans, sign)?;
     let auts = automorphisms(q, MAX_AUTOMORPHISMS)?;
+    let mut rules = rules_under(q, &auts, plans, sign)?;
     let mut restricted: Vec<(usize, DeltaPlan, u64)> = Vec::new();
     for r in &mut rules {
         let k = match restricted.iter().position(|(i, _, _)| *i == r.plan) {
@@ -167,7 +171,13 @@ pub fn single_edge_restricted(
             None => {
                 let p = &plans[r.plan];
                 let (plan, factor) = break_symmetry(&p.plan, &auts, 2);
-                restricted.push((r.plan, DeltaPlan { plan, ..p.clone() }, factor));
+                let p = DeltaPlan {
+                    plan,
+                    edge_index: p.edge_index,
+                    sign: p.sign,
+                    seed_elabel: p.seed_elabel,
+                };
+                restricted.push((r.plan, p, factor));
                 restricted.len() - 1
             }
         };
