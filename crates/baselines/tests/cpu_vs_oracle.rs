@@ -22,11 +22,8 @@ fn engine(threads: usize, cost: bool) -> CpuEngine {
 
 fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, cost: bool) -> Result<(), TestCaseError> {
     let mut r = rng(seed);
-    let vl = r.random_range(1..=3u32);
     let el = edge_labels.then_some(2);
-    let n = r.random_range(5..11u32);
-    let p = r.random_range(0.2..0.6);
-    let mut model = random_graph(&mut r, n, p, vl, el);
+    let (vl, mut model) = random_stream_graph(&mut r, el);
     let k = r.random_range(2..=5usize);
     let q = random_query(&mut r, k, 0.3, vl, el);
     let mut eng = engine(threads, cost);

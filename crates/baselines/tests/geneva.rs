@@ -9,9 +9,9 @@ mod common;
 
 use common::*;
 use csm_baselines::geneva::{Geneva, IntervalPcsr, Pattern, Phase};
-use csm_baselines::oracle::{embeddings, BruteForce, Vf2};
-use csm_engine::{Batch, ContinuousMatcher, Recount, StaticMatcher};
-use csm_graph::{CsrGraph, Strictness};
+use csm_baselines::oracle::{BruteForce, Vf2};
+use csm_engine::{ContinuousMatcher, Recount, StaticMatcher};
+use csm_graph::CsrGraph;
 use csm_planner::QueryGraph;
 use proptest::prelude::*;
 use rand::Rng;
@@ -96,16 +96,9 @@ proptest! {
         let q = random_query(&mut r, k, 0.4, vl, el);
         let mut eng = Recount::new(Geneva::new(1).unwrap());
         eng.init(&model.to_data(), &q).unwrap();
-        for b in 0..3 {
-            let before = embeddings(&model.to_data(), &q);
-            let len = r.random_range(1..10usize);
-            let batch = random_batch(&mut r, &mut model, len, vl, el, true);
-            let after = embeddings(&model.to_data(), &q);
-            let res = eng.process(Batch { updates: &batch, source: "t", strictness: Strictness::Strict }).unwrap();
-            let pos = after.difference(&before).count() as u64;
-            let neg = before.difference(&after).count() as u64;
-            prop_assert_eq!((res.positive, res.negative), (pos, neg), "seed {} batch {}", seed, b);
-        }
+        let spec = StreamSpec { batches: 3, max_len: 10, vlabels: vl, elabels: el, vertex_ops: true };
+        check_set_differences(&mut eng, &mut r, &mut model, &q, spec)
+            .map_err(|e| TestCaseError::fail(format!("seed {seed}: {e}")))?;
     }
 }
 

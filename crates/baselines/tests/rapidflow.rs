@@ -24,11 +24,8 @@ fn check_stream(
     dual: bool,
 ) -> Result<(), TestCaseError> {
     let mut r = rng(seed);
-    let vl = r.random_range(1..=3u32);
     let el = edge_labels.then_some(2);
-    let n = r.random_range(5..11u32);
-    let p = r.random_range(0.2..0.6);
-    let mut model = random_graph(&mut r, n, p, vl, el);
+    let (vl, mut model) = random_stream_graph(&mut r, el);
     // sometimes the query ignores the graph's edge labels (relabels are then no change)
     let qel = if seed % 4 == 1 { None } else { el };
     let q = if symmetric {

@@ -264,6 +264,16 @@ pub fn check_set_differences(
     Ok(())
 }
 
+/// A small random data graph for the stream checks: 1-3 vertex labels (the
+/// count is returned with the model), edge labels `el`, 5-10 vertices, edge
+/// probability 0.2-0.6.
+pub fn random_stream_graph(r: &mut ChaCha8Rng, el: Option<u32>) -> (u32, Model) {
+    let vl = r.random_range(1..=3u32);
+    let n = r.random_range(5..11u32);
+    let p = r.random_range(0.2..0.6);
+    (vl, random_graph(r, n, p, vl, el))
+}
+
 /// Runs the engine registered as `name` (through `registry::continuous_engine`)
 /// on `seeds` small random cases of three mixed batches each (edge labels on
 /// even seeds, vertex updates), checking every batch with
