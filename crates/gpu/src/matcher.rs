@@ -9,14 +9,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use crate::cache::DeviceCache;
-use crate::device::Gpu;
+use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::HostGraph;
 use crate::nvrtc::{kernel, MATCH_CU};
-use crate::plan::{task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS};
+use crate::plan::{write_task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS, TASK_WORDS};
 
 /// Threads per block of `match_kernel` (`WARPS * 32` in the source).
 pub const MATCH_BLOCK: u32 = 128;
@@ -93,10 +93,7 @@ impl Default for MatcherConfig {
             chunk: 1024,
             stage_words: 4096,
             blocks_per_sm: None,
-            tasks: TaskOptions {
-                target_tasks: TaskOptions::AUTO,
-                ..TaskOptions::default()
-            },
+            tasks: TaskOptions::v5(),
             time_limit: None,
             window_min: 1024,
             window_max: 1024,
@@ -150,7 +147,13 @@ pub struct DeviceMatcher {
     out: CudaSlice<u64>,
     counter: CudaSlice<u64>,
     plans: Option<CudaSlice<u32>>,
+    /// The plan words now on the device (uploaded again only when they
+    /// change, match v5).
+    plans_host: Vec<u32>,
     seeds: Option<CudaSlice<u32>>,
+    /// Pinned staging of the task words: one asynchronous DMA copy, no
+    /// pageable bounce buffer (match v5).
+    seeds_host: Option<PinnedBuffer<u32>>,
 }
 
 impl DeviceMatcher {
@@ -185,7 +188,9 @@ impl DeviceMatcher {
             out,
             counter,
             plans: None,
+            plans_host: Vec::new(),
             seeds: None,
+            seeds_host: None,
         })
     }
 
@@ -235,16 +240,59 @@ impl DeviceMatcher {
         (self.cand.len() + self.stage.len()) * 4
     }
 
-    fn put(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, data: &[u32]) -> GpuResult<u64> {
-        if slot.as_ref().map_or(true, |s| s.len() < data.len()) {
+    /// A device buffer of at least `len` words in `slot` (grown by half);
+    /// true when it was (re)allocated.
+    fn reserve(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: usize) -> GpuResult<bool> {
+        if slot.as_ref().map_or(true, |s| s.len() < len) {
             *slot = None;
-            *slot = Some(gpu.alloc_zeros::<u32>(data.len() + data.len() / 2 + 64)?);
+            *slot = Some(gpu.alloc_zeros::<u32>(len + len / 2 + 64)?);
+            return Ok(true);
         }
-        let dst = slot.as_mut().expect("allocated");
-        gpu.stream()
-            .memcpy_htod(data, &mut dst.slice_mut(0..data.len()))
-            .map_err(|e| GpuError::driver("cuMemcpyHtoD (plans/seeds)", e))?;
-        Ok(dst.device_ptr(gpu.stream()).0)
+        Ok(false)
+    }
+
+    /// Device address of the encoded plans, uploading them only when they
+    /// differ from the last run's.
+    fn put_plans(&mut self, plans: &[u32]) -> GpuResult<u64> {
+        let grown = Self::reserve(&self.gpu, &mut self.plans, plans.len())?;
+        let stale = grown || self.plans_host.as_slice() != plans;
+        let dst = self.plans.as_mut().expect("reserved");
+        if stale {
+            self.gpu
+                .stream()
+                .memcpy_htod(plans, &mut dst.slice_mut(0..plans.len()))
+                .map_err(|e| GpuError::driver("cuMemcpyHtoD (plans)", e))?;
+            self.plans_host.clear();
+            self.plans_host.extend_from_slice(plans);
+        }
+        Ok(dst.device_ptr(self.gpu.stream()).0)
+    }
+
+    /// Writes the tasks' kernel words into pinned staging and queues one
+    /// asynchronous copy to the device; returns the device address. The
+    /// staging is next written after this run's synchronisation.
+    fn put_tasks(&mut self, tasks: &[Task]) -> GpuResult<u64> {
+        let len = tasks.len() * TASK_WORDS;
+        if self.seeds_host.as_ref().map_or(true, |s| s.len() < len) {
+            self.seeds_host = None;
+            self.seeds_host = Some(self.gpu.alloc_pinned(len + len / 2 + 64)?);
+        }
+        let host = self.seeds_host.as_mut().expect("allocated");
+        write_task_words(tasks, &mut host.as_mut_slice()[..len]);
+        Self::reserve(&self.gpu, &mut self.seeds, len)?;
+        let dst = self.seeds.as_ref().expect("reserved");
+        let (ptr, rec) = dst.device_ptr(self.gpu.stream());
+        self.gpu
+            .context()
+            .bind_to_thread()
+            .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
+        // SAFETY: `ptr` holds at least `len` words; the pinned source is not
+        // written again before the stream is synchronised at the end of the
+        // run that uses it.
+        unsafe { result::memcpy_htod_async(ptr, &host.as_slice()[..len], self.gpu.stream().cu_stream()) }
+            .map_err(|e| GpuError::driver("cuMemcpyHtoDAsync (tasks)", e))?;
+        drop(rec);
+        Ok(ptr)
     }
 
     /// Counts the embeddings of `plans` (encoded, [`PLAN_WORDS`] each) from
@@ -278,15 +326,14 @@ impl DeviceMatcher {
                 if s.is_empty() {
                     return Ok(KernelStats::default());
                 }
-                let w = task_words(s);
-                (Self::put(&self.gpu, &mut self.seeds, &w)?, s.len() as u64, 0)
+                (self.put_tasks(s)?, s.len() as u64, 0)
             }
             Seeds::AllVertices(n) => (0, n.min(host.num_vertices() as u64), 1),
         };
         if nseeds == 0 {
             return Ok(KernelStats::default());
         }
-        let plan_ptr = Self::put(&self.gpu, &mut self.plans, plans)?;
+        let plan_ptr = self.put_plans(plans)?;
         let stream = self.gpu.stream().clone();
         stream
             .memset_zeros(&mut self.out)

@@ -8,10 +8,9 @@
 //! plan's seed edge, and the multiplicity it stands for (single-edge
 //! symmetry, [`csm_planner::single_edge_rules`]; 1 otherwise).
 
-use csm_graph::{BatchDelta, GraphView, Version, VertexId};
+use csm_graph::{BatchDelta, Edge, GraphView, Label, Version, VertexId};
 use csm_planner::{
-    delta_plans, for_each_seed, single_edge_rules, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan, QueryGraph,
-    SeedRule, Sign,
+    delta_plans, single_edge_rules, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
 };
 
 use crate::error::{GpuError, GpuResult};
@@ -163,11 +162,40 @@ pub struct TaskOptions {
     pub deep_factor: usize,
     /// Smallest slice the balance cuts.
     pub min_task: u32,
+    /// The balance runs only when the tasks' domains add up to at least
+    /// this many elements (match v5; v4: 0): a batch whose start levels
+    /// are short has little work to spread, and the second pass would cost
+    /// the host more than the kernel saves.
+    pub min_balance_work: u64,
+    /// Whether the balance's pass may expand into the plan's last level
+    /// (v4: yes). A last-level task is one intersection, so expanding into
+    /// it moves the kernel's cheapest work to the host, one task per
+    /// candidate.
+    pub balance_into_last: bool,
 }
 
 impl TaskOptions {
     /// [`TaskOptions::target_tasks`]: twice the kernel's warps.
     pub const AUTO: usize = usize::MAX;
+
+    /// Match v4's defaults (the balance keyed on the seed count alone).
+    pub fn v4() -> TaskOptions {
+        TaskOptions {
+            target_tasks: TaskOptions::AUTO,
+            ..TaskOptions::default()
+        }
+    }
+
+    /// Match v5's defaults: [`TaskOptions::v4`], but the balance skips
+    /// batches with little start-level work and never expands into the
+    /// last level.
+    pub fn v5() -> TaskOptions {
+        TaskOptions {
+            min_balance_work: 0,
+            balance_into_last: false,
+            ..TaskOptions::v4()
+        }
+    }
 }
 
 impl Default for TaskOptions {
@@ -180,6 +208,8 @@ impl Default for TaskOptions {
             target_tasks: 0,
             deep_factor: 64,
             min_task: 32,
+            min_balance_work: 0,
+            balance_into_last: true,
         }
     }
 }
@@ -241,8 +271,8 @@ impl QueryPlans {
             ([], [e]) => self.negative_rules.as_ref().map(|r| (e, r)),
             _ => None,
         };
+        let labels = g.labels();
         if let Some((e, rules)) = single {
-            let labels = g.labels();
             for r in rules {
                 let p = &self.plans[r.plan];
                 let (x, y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
@@ -255,8 +285,32 @@ impl QueryPlans {
             }
             return out;
         }
+        // csm_planner::for_each_seed per plan, with each batch edge's
+        // endpoint labels read once per batch instead of once per plan.
+        let labelled = |edges: &[Edge]| -> Vec<(Edge, Label, Label)> {
+            edges
+                .iter()
+                .map(|e| (*e, labels[e.u as usize], labels[e.v as usize]))
+                .collect()
+        };
+        let (ins, del) = (labelled(&delta.inserted), labelled(&delta.deleted));
         for (i, p) in self.plans.iter().enumerate() {
-            for_each_seed(g, p, delta, |x, y| out.push(Seed::new(i as u32, x, y, 1)));
+            let edges = match p.sign {
+                Sign::Positive => &ins,
+                Sign::Negative => &del,
+            };
+            let (la, lb) = (p.plan.levels[0].label, p.plan.levels[1].label);
+            for &(e, lu, lv) in edges {
+                if p.seed_elabel.is_some_and(|l| l != e.label) {
+                    continue;
+                }
+                if lu == la && lv == lb {
+                    out.push(Seed::new(i as u32, e.u, e.v, 1));
+                }
+                if lv == la && lu == lb {
+                    out.push(Seed::new(i as u32, e.v, e.u, 1));
+                }
+            }
         }
         out
     }
@@ -283,74 +337,103 @@ impl QueryPlans {
             .unwrap_or(0)
     }
 
-    /// One expansion pass: tasks whose start level iterates more than
-    /// `expand_above` elements (prefix shorter than `max_prefix`, not the
-    /// last level) are replaced by one task per candidate, level by level,
-    /// while fewer than `cap` tasks exist. With `bounded`, tasks are expanded
-    /// heaviest first while the finished tasks plus the expanded tasks'
-    /// domains (a bound on their children) stay within `cap`.
+    /// Whether `rule` lets the task `t` (whose start level iterates `dom`
+    /// elements) be replaced by its children.
+    fn expandable(&self, t: &Task, dom: u32, rule: &ExpandRule) -> bool {
+        let depth = self.plans[t.plan as usize].plan.depth();
+        let start = t.start as usize;
+        let below = if rule.into_last { start + 1 } else { start + 2 };
+        dom > rule.expand_above && below < depth && start < rule.max_prefix
+    }
+
+    /// The children of `t`: one task per candidate of its start level
+    /// (computed by the planner's executor, with the kernel's filters), each
+    /// with its own domain (computed here, once: later passes reuse it).
+    fn children<G: GraphView + ?Sized>(
+        &self,
+        g: &G,
+        ex: &mut Executor,
+        buf: &mut Vec<VertexId>,
+        t: &Task,
+    ) -> Vec<(u32, Task)> {
+        let p = &self.plans[t.plan as usize].plan;
+        let d = t.start as usize;
+        ex.candidates(g, p, &t.prefix[..d], buf);
+        buf.iter()
+            .map(|&c| {
+                let mut n = *t;
+                n.prefix[d] = c;
+                n.start += 1;
+                (self.domain(g, &n), n)
+            })
+            .collect()
+    }
+
+    /// The children of every task of `expand` (on rayon's pool only when
+    /// there are enough of them to pay for the threads' wake-up).
+    fn expand_all<G: GraphView + ?Sized>(&self, g: &G, expand: &[Task]) -> Vec<(u32, Task)> {
+        if expand.len() < PAR_MIN_EXPAND {
+            let (mut ex, mut buf) = (Executor::new(), Vec::new());
+            return expand
+                .iter()
+                .flat_map(|t| self.children(g, &mut ex, &mut buf, t))
+                .collect();
+        }
+        expand
+            .par_iter()
+            .map_init(
+                || (Executor::new(), Vec::new()),
+                |(ex, buf), t| self.children(g, ex, buf, t),
+            )
+            .flatten()
+            .collect()
+    }
+
+    /// `(domain, task)` for each of `tasks` (in parallel for long lists).
+    fn with_domains<G: GraphView + ?Sized>(&self, g: &G, tasks: &[Task]) -> Vec<(u32, Task)> {
+        if tasks.len() < PAR_MIN_LOOKUPS {
+            return tasks.iter().map(|t| (self.domain(g, t), *t)).collect();
+        }
+        tasks.par_iter().map(|t| (self.domain(g, t), *t)).collect()
+    }
+
+    /// One expansion pass over `frontier` (tasks with their domains): tasks
+    /// that `rule` lets expand are replaced by their children, level by
+    /// level, while fewer than `cap` tasks exist. With `bounded`, tasks are
+    /// expanded heaviest first while the finished tasks plus the expanded
+    /// tasks' domains (a bound on their children) stay within `cap`.
+    /// Domains travel with the tasks, so each is looked up once.
     fn expand<G: GraphView + ?Sized>(
         &self,
         g: &G,
-        mut frontier: Vec<Task>,
-        expand_above: u32,
-        max_prefix: usize,
+        mut frontier: Vec<(u32, Task)>,
+        rule: &ExpandRule,
         cap: usize,
         bounded: bool,
     ) -> Vec<(u32, Task)> {
         let mut done: Vec<(u32, Task)> = Vec::with_capacity(frontier.len());
         while !frontier.is_empty() {
-            let mut classified: Vec<(u32, Task, bool)> = frontier
-                .par_iter()
-                .map(|t| {
-                    let dom = self.domain(g, t);
-                    let depth = self.plans[t.plan as usize].plan.depth();
-                    let start = t.start as usize;
-                    let expand = dom > expand_above && start + 1 < depth && start < max_prefix;
-                    (dom, *t, expand)
-                })
-                .collect();
             if bounded {
-                classified.par_sort_by_key(|&(d, _, _)| std::cmp::Reverse(d));
+                sort_heaviest_first(&mut frontier);
             }
             let mut expand = Vec::new();
             let mut children = 0usize;
-            for (dom, t, e) in classified {
+            for (dom, t) in frontier.drain(..) {
                 let room = if bounded {
                     done.len() + children + dom as usize <= cap
                 } else {
                     done.len() + expand.len() < cap
                 };
-                if e && room {
+                if room && self.expandable(&t, dom, rule) {
                     expand.push(t);
                     children += dom as usize;
                 } else {
                     done.push((dom, t));
                 }
             }
-            frontier = expand
-                .par_iter()
-                .map_init(
-                    || (Executor::new(), Vec::new()),
-                    |(ex, buf), t| {
-                        let p = &self.plans[t.plan as usize].plan;
-                        let d = t.start as usize;
-                        ex.candidates(g, p, &t.prefix[..d], buf);
-                        buf.iter()
-                            .map(|&c| {
-                                let mut n = *t;
-                                n.prefix[d] = c;
-                                n.start += 1;
-                                n
-                            })
-                            .collect::<Vec<Task>>()
-                    },
-                )
-                .flatten()
-                .collect();
+            frontier = self.expand_all(g, &expand);
             if done.len() + frontier.len() >= cap {
-                done.extend(frontier.par_iter().map(|t| (self.domain(g, t), *t)).collect::<Vec<_>>());
-                frontier.clear();
+                done.append(&mut frontier);
             }
         }
         done
@@ -368,58 +451,101 @@ impl QueryPlans {
         } else {
             opts.target_tasks
         };
-        let deep = target > 0 && seeds.len().saturating_mul(opts.deep_factor.max(1)) < target;
-        let frontier: Vec<Task> = seeds.iter().map(|&s| Task::from(s)).collect();
+        let few_seeds = target > 0 && seeds.len().saturating_mul(opts.deep_factor.max(1)) < target;
+        let roots: Vec<Task> = seeds.iter().map(|&s| Task::from(s)).collect();
         let max_prefix = opts.max_prefix.clamp(2, MAX_PREFIX);
-        let mut done = self.expand(g, frontier, opts.expand_above, max_prefix, opts.max_tasks, false);
-        if deep && done.len() < target {
+        let first = ExpandRule {
+            expand_above: opts.expand_above,
+            max_prefix,
+            into_last: true,
+        };
+        let mut done = self.expand(g, self.with_domains(g, &roots), &first, opts.max_tasks, false);
+        let total = |done: &[(u32, Task)]| done.iter().map(|&(d, _)| u64::from(d)).sum::<u64>();
+        let deep = few_seeds && done.len() < target && total(&done) >= opts.min_balance_work;
+        if deep {
             // The balance's pass is bounded by the children of what it
             // expands: a wide level (5-cycle) must not turn into millions of
             // tasks and as many host candidate computations.
             let cap = opts.max_tasks.min(done.len() + target.saturating_mul(8));
-            let frontier = done.into_iter().map(|(_, t)| t).collect();
-            let deeper = (max_prefix + 1).min(MAX_PREFIX);
-            done = self.expand(g, frontier, opts.expand_above / 4, deeper, cap, true);
+            let deeper = ExpandRule {
+                expand_above: opts.expand_above / 4,
+                max_prefix: (max_prefix + 1).min(MAX_PREFIX),
+                into_last: opts.balance_into_last,
+            };
+            done = self.expand(g, done, &deeper, cap, true);
         }
-        done.par_sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        sort_heaviest_first(&mut done);
         let max_task = if deep && opts.max_task > 0 && done.len() < target {
-            let total: u64 = done.iter().map(|&(d, _)| u64::from(d)).sum();
-            u32::try_from(total / target as u64)
+            u32::try_from(total(&done) / target as u64)
                 .unwrap_or(u32::MAX)
                 .clamp(opts.min_task.clamp(1, opts.max_task), opts.max_task)
         } else {
             opts.max_task
         };
-        let mut out = Vec::with_capacity(done.len());
-        for (dom, t) in done {
-            if max_task == 0 || dom <= max_task {
-                out.push(t);
-                continue;
-            }
-            let mut lo = 0;
-            while lo < dom {
-                let hi = lo.saturating_add(max_task).min(dom);
-                out.push(Task {
-                    lo,
-                    hi: if hi == dom { NONE } else { hi },
-                    ..t
-                });
-                lo = hi;
-            }
-        }
-        out
+        slice(done, max_task)
     }
 }
 
-/// Flattens tasks into kernel words (twelve per task).
-pub fn task_words(tasks: &[Task]) -> Vec<u32> {
-    tasks
-        .iter()
-        .flat_map(|t| {
-            let p = t.prefix;
-            [t.plan, t.weight, t.lo, t.hi, t.start, p[0], p[1], p[2], p[3], 0, 0, 0]
-        })
-        .collect()
+/// Below this many expanded tasks, children are computed on the calling
+/// thread (rayon's wake-up costs more than a few candidate sets).
+const PAR_MIN_EXPAND: usize = 8;
+/// Below this many domain lookups, they run on the calling thread.
+const PAR_MIN_LOOKUPS: usize = 2048;
+
+/// Which tasks one expansion pass may replace by their children.
+struct ExpandRule {
+    /// Only tasks whose start level iterates more elements.
+    expand_above: u32,
+    /// Longest prefix the children may have.
+    max_prefix: usize,
+    /// Whether children may start at the plan's last level (which the
+    /// kernel counts in one pass: such a child is one intersection).
+    into_last: bool,
+}
+
+/// Sorts by domain, largest first (stable in the task order for equal
+/// domains; in parallel only for long lists).
+fn sort_heaviest_first(tasks: &mut [(u32, Task)]) {
+    if tasks.len() < PAR_MIN_LOOKUPS {
+        tasks.sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+    } else {
+        tasks.par_sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+    }
+}
+
+/// Cuts every task whose start level iterates more than `max_task` elements
+/// into slices `[lo, hi)` of at most `max_task` (0: no slicing).
+fn slice(done: Vec<(u32, Task)>, max_task: u32) -> Vec<Task> {
+    let mut out = Vec::with_capacity(done.len());
+    for (dom, t) in done {
+        if max_task == 0 || dom <= max_task {
+            out.push(t);
+            continue;
+        }
+        let mut lo = 0;
+        while lo < dom {
+            let hi = lo.saturating_add(max_task).min(dom);
+            out.push(Task {
+                lo,
+                hi: if hi == dom { NONE } else { hi },
+                ..t
+            });
+            lo = hi;
+        }
+    }
+    out
+}
+
+/// Kernel words per task.
+pub const TASK_WORDS: usize = 12;
+
+/// Writes the kernel words of `tasks` into `out` (`tasks.len() *
+/// TASK_WORDS` words): plan, weight, lo, hi, start, prefix, 3 spare words.
+pub fn write_task_words(tasks: &[Task], out: &mut [u32]) {
+    for (t, w) in tasks.iter().zip(out.chunks_exact_mut(TASK_WORDS)) {
+        let p = t.prefix;
+        w.copy_from_slice(&[t.plan, t.weight, t.lo, t.hi, t.start, p[0], p[1], p[2], p[3], 0, 0, 0]);
+    }
 }
 
 /// Largest query distance from a delta plan's seed edge to a position its
@@ -489,6 +615,35 @@ mod tests {
         assert!((1..=2).contains(&qp.read_hops), "{}", qp.read_hops);
         // 5-cycle from (0, 1): binds 2, then 3 (2 hops), then 4 reading 3.
         assert_eq!(read_hops(&self::q("5-cycle"), &qp_plans("5-cycle")), 2);
+    }
+
+    /// `QueryPlans::seeds` reads each batch edge's labels once; it must
+    /// give csm_planner::for_each_seed's seeds, in its order.
+    #[test]
+    fn seeds_equal_the_planners() {
+        use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount};
+        use csm_graph::{DynamicGraph, Strictness};
+        let labels = assign_labels(512, &Labeller::Uniform { num_labels: 3, seed: 1 });
+        let g = graph_from_pairs(512, &rmat(9, 4000, 0.57, 0.19, 0.19, 3), labels, None);
+        let (g0, stream) = make_stream(&g, StreamAmount::Count(600), 0.5, 4);
+        let mut dg = DynamicGraph::from_data(&g0).unwrap();
+        for name in ["triangle", "house", "5-cycle"] {
+            let data = csm_graph::gen::standard_query(name).unwrap();
+            let l: Vec<csm_graph::Label> = (0..data.labels.len() as u32).map(|i| i % 3).collect();
+            let q = QueryGraph::from_data(&csm_graph::gen::with_labels(&data, &l)).unwrap();
+            let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&dg), true).unwrap();
+            for batch in stream.chunks(200) {
+                dg.stage(batch, "t", Strictness::Strict).unwrap();
+                let delta = dg.pending_delta().unwrap().clone();
+                let mut want = Vec::new();
+                for (i, p) in qp.plans.iter().enumerate() {
+                    csm_planner::for_each_seed(&dg, p, &delta, |x, y| want.push(Seed::new(i as u32, x, y, 1)));
+                }
+                assert!(!want.is_empty(), "{name}: no seeds");
+                assert_eq!(qp.seeds(&dg, &delta), want, "{name}");
+                dg.abort();
+            }
+        }
     }
 
     fn qp_plans(name: &str) -> Vec<DeltaPlan> {

@@ -62,6 +62,20 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
         };
         let got = emulate(&g, None, &qp.encoded, Some(&qp.tasks(&g, &roots, &balanced)), chunk);
         assert_eq!(got, (want.positive, want.negative), "batch {i}, balanced tasks");
+        // Match v5's balance: never into the last level, deep for up to
+        // 4x more seeds, gated by the start levels' total work.
+        for min_balance_work in [0, 1 << 12] {
+            let v5 = TaskOptions {
+                target_tasks: roots.len() * 16 + 1000,
+                expand_above: 4,
+                deep_factor: 16,
+                min_task: 2,
+                min_balance_work,
+                ..TaskOptions::v5()
+            };
+            let got = emulate(&g, None, &qp.encoded, Some(&qp.tasks(&g, &roots, &v5)), chunk);
+            assert_eq!(got, (want.positive, want.negative), "batch {i}, v5 balance {v5:?}");
+        }
         let half: Vec<VertexId> = (0..g.num_vertices() as VertexId).filter(|v| v % 2 == 0).collect();
         let pack = DcsrPack::build(&g, &half);
         let got = emulate(&g, Some(&pack), &qp.encoded, Some(&seeds), chunk);

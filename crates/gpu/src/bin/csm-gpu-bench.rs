@@ -16,6 +16,8 @@
 //! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
 //! no windows (`--window-min 0`), no small-batch task balance and, for
 //! `gcsm-v2`, an estimate on every batch (no small-batch skip);
+//! `zp-v4` and `gcsm-v4` run match v4's task split options
+//! ([`TaskOptions::v4`]: the balance may expand into the last level);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`.
@@ -94,7 +96,7 @@ fn usage() -> &'static str {
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--window-min N] [--window-max W] (engines also zp-v2, gcsm-v2, zp-nobal, gcsm-nobal)"
+     [--window-min N] [--window-max W] (engines also zp-v2, gcsm-v2, zp-v4, gcsm-v4, zp-nobal, gcsm-nobal)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -994,7 +996,8 @@ fn run(a: Args) -> Result<(), String> {
                             other => return Err(format!("unknown engine {other}")),
                         };
                         // Settings variants: "-v2" = match v2 (no windows, no
-                        // task balance), "-nobal" = no task balance.
+                        // task balance), "-v4" = match v4's task split
+                        // options, "-nobal" = no task balance.
                         let v2 = e.ends_with("-v2");
                         let nobal = v2 || e.contains("-nobal");
                         let tasks = s.matcher.config().tasks;
@@ -1006,6 +1009,8 @@ fn run(a: Args) -> Result<(), String> {
                                 target_tasks: 0,
                                 ..tasks
                             });
+                        } else if e.ends_with("-v4") {
+                            s.matcher.set_tasks(TaskOptions::v4());
                         } else if e.contains("-deep16") {
                             s.matcher.set_tasks(TaskOptions {
                                 deep_factor: 16,
