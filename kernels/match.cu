@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v4; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v5; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -34,6 +34,13 @@
 //   free part of the level's staging area with coalesced loads, and the
 //   lanes binary-search the copy in device memory. Candidates past the
 //   window (it is capped) fall back to the per-lane search.
+// * match v5: a node below its task's start level whose iterated list has
+//   at least `defer_min` elements is not expanded by the warp that reaches
+//   it: the warp writes it out as tasks, one per slice of `defer_slice`
+//   elements of that level, into the `defer` buffer, and moves on to its
+//   next sibling. The host runs those tasks in a next launch (where every
+//   warp takes a share), so one heavy node deep in a subtree no longer
+//   keeps one warp busy while the others idle (the kernel's tail).
 //
 // Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
 
@@ -85,6 +92,10 @@ struct Params {
     u64 time_limit_ns;  // 0 = none; else warps stop fetching seeds after this long
     u64 window_min;     // 0 = no windows; else host lists with an old part this long use them
     u64 window_max;     // largest window (words)
+    u64 defer;          // task buffer for deferred heavy nodes (12 words each); 0 = no deferral
+    u64 defer_cap;      // tasks it holds
+    u64 defer_min;      // defer nodes whose iterated list has at least this many elements
+    u64 defer_slice;    // elements of that list per deferred task
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -96,7 +107,13 @@ struct Params {
 #define OUT_STAGED_LISTS 5
 #define OUT_NODES 6
 #define OUT_ABORTED 7
-#define OUT_WORDS 8
+#define OUT_DEFERRED 8  // tasks deferred by this launch (reset per launch)
+#define OUT_WORDS 9
+
+// Words per task (crates/gpu/src/plan.rs TASK_WORDS): plan, weight, lo, hi,
+// start, then the prefix v0..v6.
+#define TASK_WORDS 12
+#define TASK_PREFIX 7
 
 struct ListRef {
     const u32* ids;
@@ -586,6 +603,35 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
     return cnt;
 }
 
+// Defers the node at level d (its prefix is ws.emb[0..d), its lists are
+// resolved) when its iterated list is long: writes one task per slice of
+// p.defer_slice elements into p.defer and returns true. When the buffer
+// cannot take all of them it returns false (the warp expands the node
+// itself) and fills the slots it reserved with empty slices (lo = hi = 0).
+__device__ bool defer_node(const Params& p, const WarpState& ws, u32 plan, u32 weight, u32 d, u32 lane) {
+    const u32 dom = ws.dom[d];
+    if (!p.defer || d >= TASK_PREFIX + 1 || dom < (u32)p.defer_min) return false;
+    const u32 sl = (u32)p.defer_slice;
+    const u32 n = (dom + sl - 1) / sl;
+    u64 at = 0;
+    if (lane == 0) at = atomicAdd((u64*)p.out + OUT_DEFERRED, (u64)n);
+    at = __shfl_sync(FULL, at, 0);
+    const bool fits = at + n <= p.defer_cap;
+    u32* buf = (u32*)p.defer;
+    for (u32 i = lane; i < n && at + i < p.defer_cap; i += 32) {
+        u32* w = buf + (at + i) * TASK_WORDS;
+        const u32 end = (i + 1) * sl;
+        w[0] = plan;
+        w[1] = weight;
+        w[2] = fits ? i * sl : 0u;
+        w[3] = fits ? (end < dom ? end : NONE) : 0u;
+        w[4] = d;
+        for (u32 k = 0; k < TASK_PREFIX; ++k) w[5 + k] = k < d ? ws.emb[k] : 0u;
+    }
+    __syncwarp();
+    return fits;
+}
+
 extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Params p) {
     __shared__ WarpState sws[WARPS];
     const u32 lane = threadIdx.x & 31u;
@@ -617,15 +663,16 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
             break;
         }
         u32 plan, weight = 1, lo = 0, hi = NONE, start = 0;
-        u32 v0, v1 = 0, v2 = 0, v3 = 0;
+        u32 v[TASK_PREFIX] = {0, 0, 0, 0, 0, 0, 0};
         if (p.implicit_seeds) {
             plan = 0;
-            v0 = (u32)s;
+            v[0] = (u32)s;
         } else {
             // A task (12 words): the subtree below the bound prefix
             // v0..v[start-1] of `plan`, restricted to the slice [lo, hi) of
             // level `start`'s iterated list. Heavy seeds are expanded and
-            // sliced on the host for load balance.
+            // sliced on the host for load balance; heavy nodes are deferred
+            // by the kernel (prefixes of up to 7 vertices).
             const uint4 ta = __ldg((const uint4*)p.seeds + 3 * s);
             const uint4 tb = __ldg((const uint4*)p.seeds + 3 * s + 1);
             const uint4 tc = __ldg((const uint4*)p.seeds + 3 * s + 2);
@@ -634,23 +681,24 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
             lo = ta.z;
             hi = ta.w;
             start = tb.x;
-            v0 = tb.y;
-            v1 = tb.z;
-            v2 = tb.w;
-            v3 = tc.x;
+            v[0] = tb.y;
+            v[1] = tb.z;
+            v[2] = tb.w;
+            v[3] = tc.x;
+            v[4] = tc.y;
+            v[5] = tc.z;
+            v[6] = tc.w;
         }
         const u32* P = (const u32*)p.plans + (u64)plan * PLAN_WORDS;
         const u32 depth = P[0], sign = P[2], checkl = P[3];
         if (p.implicit_seeds) {
             start = P[1];
-            if (__ldg(vlabels + v0) != P[PLAN_HEADER]) continue;
+            if (__ldg(vlabels + v[0]) != P[PLAN_HEADER]) continue;
         }
         __syncwarp();
         if (lane == 0) {
-            ws.emb[0] = v0;
-            ws.emb[1] = v1;
-            ws.emb[2] = v2;
-            ws.emb[3] = v3;
+#pragma unroll
+            for (u32 k = 0; k < TASK_PREFIX; ++k) ws.emb[k] = v[k];
         }
         __syncwarp();
         u64 local = 0;
@@ -696,6 +744,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                                 break;
                             }
                         }
+                        if (defer_node(p, ws, plan, weight, nd, lane)) continue;
                         if (nd + 1 == depth) {
                             local += count_level(p, ws, nlv, nd, lane, checkl, stage, bytes);
                         } else {

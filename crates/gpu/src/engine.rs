@@ -412,6 +412,8 @@ impl ContinuousMatcher for GpuEngine {
         extra.insert("nodes".into(), json!(run.kernel.nodes));
         extra.insert("tasks".into(), json!(run.tasks));
         extra.insert("split_seconds".into(), json!(run.split_seconds));
+        extra.insert("deferred".into(), json!(run.kernel.deferred));
+        extra.insert("launches".into(), json!(run.kernel.launches));
         Ok(BatchResult {
             positive: run.positive,
             negative: run.negative,

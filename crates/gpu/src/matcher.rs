@@ -22,7 +22,9 @@ use crate::plan::{write_task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WO
 pub const MATCH_BLOCK: u32 = 128;
 const WARPS_PER_BLOCK: usize = (MATCH_BLOCK / 32) as usize;
 /// Output words (u64) of the kernel.
-pub const OUT_WORDS: usize = 8;
+pub const OUT_WORDS: usize = 9;
+/// Output slot of the tasks one launch deferred (reset per launch).
+const OUT_DEFERRED: usize = 8;
 
 /// Kernel parameters (`struct Params` of the source); every field 64-bit.
 #[repr(C)]
@@ -58,6 +60,11 @@ pub struct MatchParams {
     pub window_min: u64,
     /// Largest window (words of the staging area).
     pub window_max: u64,
+    /// Buffer for deferred heavy nodes (match v5); 0: no deferral.
+    pub defer: u64,
+    pub defer_cap: u64,
+    pub defer_min: u64,
+    pub defer_slice: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -85,6 +92,19 @@ pub struct MatcherConfig {
     /// Largest window in words (at least 32 to be used; the free part of the
     /// level's staging area also bounds it).
     pub window_max: u32,
+    /// Heavy-node deferral (match v5): a node below its task's start level
+    /// whose iterated list has at least this many elements is written out
+    /// as tasks of `defer_slice` elements each and run by every warp in a
+    /// next launch (0: off, match v4).
+    pub defer_min: u32,
+    /// See `defer_min`.
+    pub defer_slice: u32,
+    /// Tasks the deferral buffer holds (two such buffers are allocated on
+    /// first use); a node that does not fit is expanded by its warp.
+    pub defer_cap: usize,
+    /// Launches that may defer; the launch after the last of them runs
+    /// every task it is given to the end.
+    pub defer_rounds: u32,
 }
 
 impl Default for MatcherConfig {
@@ -97,6 +117,10 @@ impl Default for MatcherConfig {
             time_limit: None,
             window_min: 1024,
             window_max: 1024,
+            defer_min: 2048,
+            defer_slice: 512,
+            defer_cap: 1 << 20,
+            defer_rounds: 3,
         }
     }
 }
@@ -127,8 +151,11 @@ pub struct KernelStats {
     pub staged_lists: u64,
     /// Execution-tree nodes expanded.
     pub nodes: u64,
-    /// Kernel time (GPU events).
+    /// Kernel time (GPU events, every launch).
     pub kernel_seconds: f64,
+    /// Tasks the kernel deferred (heavy nodes, match v5) and launches run.
+    pub deferred: u64,
+    pub launches: u32,
     /// Host time to upload plans/seeds and reset the counters.
     pub upload_seconds: f64,
     pub seeds: u64,
@@ -154,14 +181,16 @@ pub struct DeviceMatcher {
     /// Pinned staging of the task words: one asynchronous DMA copy, no
     /// pageable bounce buffer (match v5).
     seeds_host: Option<PinnedBuffer<u32>>,
+    /// Deferred-task buffers (match v5): a launch reads one, writes the other.
+    deferred: [Option<CudaSlice<u32>>; 2],
 }
 
 impl DeviceMatcher {
     /// Compiles the kernel and allocates per-warp scratch for a full grid.
     pub fn new(gpu: Arc<Gpu>, config: MatcherConfig) -> GpuResult<DeviceMatcher> {
-        if config.chunk < 32 || config.stage_words == 0 {
+        if config.chunk < 32 || config.stage_words == 0 || (config.defer_min > 0 && config.defer_slice == 0) {
             return Err(GpuError::InvalidInput(
-                "matcher chunk must be >= 32 and stage_words > 0".into(),
+                "matcher chunk must be >= 32, stage_words > 0 and defer_slice > 0 with deferral".into(),
             ));
         }
         let func = kernel(&gpu, MATCH_CU, "match_kernel")?;
@@ -191,6 +220,7 @@ impl DeviceMatcher {
             plans_host: Vec::new(),
             seeds: None,
             seeds_host: None,
+            deferred: [None, None],
         })
     }
 
@@ -202,6 +232,12 @@ impl DeviceMatcher {
     /// Changes the kernel time limit (see [`MatcherConfig::time_limit`]).
     pub fn set_time_limit(&mut self, limit: Option<std::time::Duration>) {
         self.config.time_limit = limit;
+    }
+
+    /// Changes the heavy-node deferral threshold (see
+    /// [`MatcherConfig::defer_min`]; 0 turns it off).
+    pub fn set_defer_min(&mut self, min: u32) {
+        self.config.defer_min = min;
     }
 
     /// Changes the window settings (see [`MatcherConfig::window_min`]).
@@ -295,6 +331,47 @@ impl DeviceMatcher {
         Ok(ptr)
     }
 
+    /// Device address of deferral buffer `i` (allocated on first use).
+    fn defer_buffer(&mut self, i: usize) -> GpuResult<u64> {
+        let words = self.config.defer_cap * TASK_WORDS;
+        Self::reserve(&self.gpu, &mut self.deferred[i], words)?;
+        Ok(self.deferred[i]
+            .as_ref()
+            .expect("reserved")
+            .device_ptr(self.gpu.stream())
+            .0)
+    }
+
+    /// One launch of the kernel over `params`' tasks (task counter and the
+    /// launch's deferral count reset first); returns its GPU time in seconds.
+    fn launch(&mut self, params: &MatchParams) -> GpuResult<f64> {
+        let stream = self.gpu.stream().clone();
+        stream
+            .memset_zeros(&mut self.counter)
+            .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
+        stream
+            .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_WORDS))
+            .map_err(|e| GpuError::driver("cuMemsetD8 (deferred)", e))?;
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks, 1, 1),
+            block_dim: (MATCH_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let func = &self.func;
+        let ((), ms) = self.gpu.timed(|| {
+            let mut b = stream.launch_builder(func);
+            b.arg(params);
+            // SAFETY: `params` matches the kernel's `struct Params`; every
+            // address in it points to live allocations of the sizes the
+            // kernel assumes (scratch sized for `blocks` blocks, deferral
+            // buffers of `defer_cap` tasks).
+            unsafe { b.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| GpuError::driver("launching match_kernel", e))
+        })?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
     /// Counts the embeddings of `plans` (encoded, [`PLAN_WORDS`] each) from
     /// `seeds` over `host` and `cache`.
     pub fn run(
@@ -338,12 +415,9 @@ impl DeviceMatcher {
         stream
             .memset_zeros(&mut self.out)
             .map_err(|e| GpuError::driver("cuMemsetD8 (out)", e))?;
-        stream
-            .memset_zeros(&mut self.counter)
-            .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
         let [rowidx, rowptr, colidx, collab, ncached, slots, nslots] =
             cache.map_or([0; 7], |c| c.kernel_args(&self.gpu));
-        let params = MatchParams {
+        let mut params = MatchParams {
             plans: plan_ptr,
             nplans,
             seeds: seed_ptr,
@@ -369,25 +443,31 @@ impl DeviceMatcher {
             time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
             window_min: u64::from(self.config.window_min),
             window_max: u64::from(self.config.window_max),
+            defer: 0,
+            defer_cap: self.config.defer_cap as u64,
+            defer_min: u64::from(self.config.defer_min),
+            defer_slice: u64::from(self.config.defer_slice),
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
-        let cfg = LaunchConfig {
-            grid_dim: (self.blocks, 1, 1),
-            block_dim: (MATCH_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
+        let (mut seconds, mut deferred, mut launches) = (0.0, 0u64, 0u32);
+        // Launch, then run what it deferred (heavy nodes) in the next
+        // launch, until nothing is deferred; the last round defers nothing.
+        let out = loop {
+            let round = launches as usize;
+            let defers = self.config.defer_min > 0 && self.config.defer_cap > 0 && launches < self.config.defer_rounds;
+            params.defer = if defers { self.defer_buffer(round % 2)? } else { 0 };
+            seconds += self.launch(&params)?;
+            launches += 1;
+            let out = self.gpu.download(&self.out)?;
+            let n = out[OUT_DEFERRED].min(self.config.defer_cap as u64);
+            deferred += n;
+            if !defers || n == 0 || out[7] != 0 {
+                break out;
+            }
+            params.seeds = params.defer;
+            params.nseeds = n;
+            params.implicit_seeds = 0;
         };
-        let func = &self.func;
-        let ((), ms) = self.gpu.timed(|| {
-            let mut b = stream.launch_builder(func);
-            b.arg(&params);
-            // SAFETY: `params` matches the kernel's `struct Params`; every
-            // address in it points to live allocations of the sizes the
-            // kernel assumes (scratch sized for `blocks` blocks).
-            unsafe { b.launch(cfg) }
-                .map(|_| ())
-                .map_err(|e| GpuError::driver("launching match_kernel", e))
-        })?;
-        let out = self.gpu.download(&self.out)?;
         Ok(KernelStats {
             positive: out[0],
             negative: out[1],
@@ -396,10 +476,12 @@ impl DeviceMatcher {
             cached_lists: out[4],
             staged_lists: out[5],
             nodes: out[6],
-            kernel_seconds: f64::from(ms) / 1e3,
+            kernel_seconds: seconds,
             upload_seconds,
             seeds: nseeds,
             aborted: out[7] != 0,
+            deferred,
+            launches,
         })
     }
 }

@@ -325,14 +325,7 @@ impl QueryPlans {
         level
             .reads
             .iter()
-            .map(|r| {
-                let nb = g.nbrs(task.prefix[r.pos as usize], Version::New);
-                let dom = match r.version {
-                    Version::New => nb.base.len() + nb.delta.len(),
-                    _ => nb.base.len(),
-                };
-                dom as u32
-            })
+            .map(|r| read_len(g, task.prefix[r.pos as usize], r.version))
             .min()
             .unwrap_or(0)
     }
@@ -348,7 +341,9 @@ impl QueryPlans {
 
     /// The children of `t`: one task per candidate of its start level
     /// (computed by the planner's executor, with the kernel's filters), each
-    /// with its own domain (computed here, once: later passes reuse it).
+    /// with its own domain (computed here, once: later passes reuse it; the
+    /// reads of the parent's vertices are looked up once per parent, and
+    /// many children's lookups run in parallel).
     fn children<G: GraphView + ?Sized>(
         &self,
         g: &G,
@@ -359,14 +354,18 @@ impl QueryPlans {
         let p = &self.plans[t.plan as usize].plan;
         let d = t.start as usize;
         ex.candidates(g, p, &t.prefix[..d], buf);
-        buf.iter()
-            .map(|&c| {
-                let mut n = *t;
-                n.prefix[d] = c;
-                n.start += 1;
-                (self.domain(g, &n), n)
-            })
-            .collect()
+        let dom = ChildDomain::new(g, p, t);
+        let child = |&c: &VertexId| {
+            let mut n = *t;
+            n.prefix[d] = c;
+            n.start += 1;
+            (dom.of(g, c), n)
+        };
+        if buf.len() < PAR_MIN_LOOKUPS {
+            buf.iter().map(child).collect()
+        } else {
+            buf.par_iter().map(child).collect()
+        }
     }
 
     /// The children of every task of `expand` (on rayon's pool only when
@@ -492,6 +491,71 @@ const PAR_MIN_EXPAND: usize = 8;
 /// Below this many domain lookups, they run on the calling thread.
 const PAR_MIN_LOOKUPS: usize = 2048;
 
+/// [`QueryPlans::domain`] of the children of one task: the lists of the
+/// parent's prefix are looked up once, only the reads of the new vertex
+/// per child.
+struct ChildDomain {
+    /// Smallest domain among the reads of earlier positions (u32::MAX: none).
+    fixed: u32,
+    /// Versions of the reads of the child's own vertex.
+    own: Vec<Version>,
+    /// The child level exists (else every domain is 0).
+    exists: bool,
+}
+
+impl ChildDomain {
+    fn new<G: GraphView + ?Sized>(g: &G, p: &Plan, t: &Task) -> ChildDomain {
+        let d = t.start as usize;
+        let Some(level) = p.levels.get(d + 1) else {
+            return ChildDomain {
+                fixed: 0,
+                own: Vec::new(),
+                exists: false,
+            };
+        };
+        let mut fixed = u32::MAX;
+        let mut own = Vec::new();
+        for r in &level.reads {
+            if r.pos as usize == d {
+                own.push(r.version);
+            } else {
+                fixed = fixed.min(read_len(g, t.prefix[r.pos as usize], r.version));
+            }
+        }
+        ChildDomain {
+            fixed,
+            own,
+            exists: !level.reads.is_empty(),
+        }
+    }
+
+    fn of<G: GraphView + ?Sized>(&self, g: &G, c: VertexId) -> u32 {
+        if !self.exists {
+            return 0;
+        }
+        if self.own.is_empty() {
+            return self.fixed;
+        }
+        let nb = g.nbrs(c, Version::New);
+        self.own.iter().fold(self.fixed, |m, &v| m.min(domain_len(&nb, v)))
+    }
+}
+
+/// Length of the part of `nb` that a read of version `v` iterates (the
+/// kernel's domain: the old part, plus the appended part for New).
+fn domain_len(nb: &csm_graph::Nbrs<'_>, v: Version) -> u32 {
+    let n = match v {
+        Version::New => nb.base.len() + nb.delta.len(),
+        _ => nb.base.len(),
+    };
+    n as u32
+}
+
+/// [`domain_len`] of `x`'s list.
+fn read_len<G: GraphView + ?Sized>(g: &G, x: VertexId, v: Version) -> u32 {
+    domain_len(&g.nbrs(x, Version::New), v)
+}
+
 /// Which tasks one expansion pass may replace by their children.
 struct ExpandRule {
     /// Only tasks whose start level iterates more elements.
@@ -503,13 +567,13 @@ struct ExpandRule {
     into_last: bool,
 }
 
-/// Sorts by domain, largest first (stable in the task order for equal
-/// domains; in parallel only for long lists).
+/// Sorts by domain, largest first (in parallel only for long lists; the
+/// order of equal domains is unspecified but deterministic).
 fn sort_heaviest_first(tasks: &mut [(u32, Task)]) {
     if tasks.len() < PAR_MIN_LOOKUPS {
-        tasks.sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        tasks.sort_unstable_by_key(|&(d, _)| std::cmp::Reverse(d));
     } else {
-        tasks.par_sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        tasks.par_sort_unstable_by_key(|&(d, _)| std::cmp::Reverse(d));
     }
 }
 

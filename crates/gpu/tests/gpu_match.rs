@@ -423,3 +423,67 @@ fn windowed_membership_matches_cpu() {
         }
     }
 }
+
+/// Heavy-node deferral (match v5): nodes deferred at every depth (down to
+/// a 7-vertex prefix: the 7-wheel), in slices of 1 to 64 elements, over one
+/// to three rounds, with a buffer so small that most deferrals overflow
+/// (their reserved slots become empty tasks), with edge labels and in
+/// static counts; every count equals the CPU's.
+#[test]
+fn deferred_heavy_nodes_match_cpu() {
+    use csm_gpu::MatcherConfig;
+    if let Err(e) = gpu_available() {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
+        return;
+    }
+    let plain = rmat_graph(11, 20_000, 2, None, 71);
+    let labelled = rmat_graph(10, 8000, 2, Some(2), 72);
+    let cases = [
+        (&plain, query("5-cycle", &[0])),
+        (&plain, query("hexagon-2chords", &[0, 1])),
+        (&plain, query("7-wheel", &[0])),
+        (&labelled, edge_labelled_query("house", &[0], &[1, 0, 0])),
+    ];
+    let settings = [(2, 1, 1 << 20, 3), (2, 3, 50, 1), (8, 4, 4096, 2), (16, 64, 1 << 20, 3)];
+    for (g, q) in cases {
+        let (g0, batches) = stream(g, 128, 2, 73);
+        let want = cpu_results(&g0, &q, &batches);
+        for (defer_min, defer_slice, defer_cap, defer_rounds) in settings {
+            let config = MatcherConfig {
+                defer_min,
+                defer_slice,
+                defer_cap,
+                defer_rounds,
+                ..MatcherConfig::default()
+            };
+            for v in [Variant::Zp, Variant::Gcsm] {
+                let mut e = GpuEngine::with_config(v, Budget::Fraction(0.05), order(), config).unwrap();
+                let what = format!(
+                    "defer {defer_min}/{defer_slice}/{defer_cap}/{defer_rounds}/{}",
+                    v.name()
+                );
+                let res = check_engine(&mut e, &g0, &q, &batches, &want, &what);
+                let deferred: u64 = res.iter().map(|r| r.extra["deferred"].as_u64().unwrap()).sum();
+                eprintln!("{what}: {deferred} tasks deferred");
+            }
+        }
+    }
+    let csr = CsrGraph::from_data(&plain).unwrap();
+    let q = query("house", &[0, 1]);
+    let want = CpuEngine::new(1, order()).unwrap().count(&csr, &q).unwrap();
+    for (defer_min, defer_slice, defer_cap, defer_rounds) in settings {
+        let config = MatcherConfig {
+            defer_min,
+            defer_slice,
+            defer_cap,
+            defer_rounds,
+            ..MatcherConfig::default()
+        };
+        let e = GpuEngine::with_config(Variant::Zp, Budget::default(), order(), config).unwrap();
+        assert_eq!(
+            StaticMatcher::count(&e, &csr, &q).unwrap(),
+            want,
+            "static, defer {defer_min}"
+        );
+    }
+}

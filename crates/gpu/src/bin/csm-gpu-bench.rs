@@ -10,14 +10,15 @@
 //!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
-//!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W]
+//!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W] [--defer-min N]
 //! ```
 //!
 //! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
 //! no windows (`--window-min 0`), no small-batch task balance and, for
 //! `gcsm-v2`, an estimate on every batch (no small-batch skip);
-//! `zp-v4` and `gcsm-v4` run match v4's task split options
-//! ([`TaskOptions::v4`]: the balance may expand into the last level);
+//! `zp-v4` and `gcsm-v4` run match v4's settings: its task split options
+//! ([`TaskOptions::v4`]: the balance may expand into the last level) and no
+//! heavy-node deferral; `-nodefer` turns only the deferral off;
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`.
@@ -87,6 +88,7 @@ struct Args {
     stage_words: u32,
     window_min: u32,
     window_max: u32,
+    defer_min: u32,
     rmat: (f64, f64, f64),
     limit_s: f64,
 }
@@ -96,7 +98,8 @@ fn usage() -> &'static str {
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--window-min N] [--window-max W] (engines also zp-v2, gcsm-v2, zp-v4, gcsm-v4, zp-nobal, gcsm-nobal)"
+     [--window-min N] [--window-max W] [--defer-min N] (engines also zp-v2, gcsm-v2, zp-v4, gcsm-v4, \
+     zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -138,6 +141,7 @@ fn parse_args() -> Result<Args, String> {
         stage_words: MatcherConfig::default().stage_words,
         window_min: MatcherConfig::default().window_min,
         window_max: MatcherConfig::default().window_max,
+        defer_min: MatcherConfig::default().defer_min,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
     };
@@ -175,6 +179,7 @@ fn parse_args() -> Result<Args, String> {
             "--stage-words" => a.stage_words = parse_num(&v()?)? as u32,
             "--window-min" => a.window_min = parse_num(&v()?)? as u32,
             "--window-max" => a.window_max = parse_num(&v()?)? as u32,
+            "--defer-min" => a.defer_min = parse_num(&v()?)? as u32,
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
@@ -398,6 +403,8 @@ struct Row {
     host_lists: u64,
     cached_lists: u64,
     staged_lists: u64,
+    /// Tasks the kernel deferred (heavy nodes, match v5).
+    deferred: u64,
     ok: bool,
     /// A CPU count was available to compare with.
     verified: bool,
@@ -427,6 +434,7 @@ impl Row {
             host_lists: 0,
             cached_lists: 0,
             staged_lists: 0,
+            deferred: 0,
             ok: false,
             verified: false,
             error,
@@ -435,11 +443,11 @@ impl Row {
 
     fn csv_header() -> &'static str {
         "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
-         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,ok,verified,error"
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,ok,verified,error"
     }
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},\"{}\"",
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},{},\"{}\"",
             self.size,
             self.batch,
             self.query,
@@ -460,6 +468,7 @@ impl Row {
             self.host_lists,
             self.cached_lists,
             self.staged_lists,
+            self.deferred,
             self.ok,
             self.verified,
             self.error.replace('"', "'")
@@ -472,7 +481,7 @@ impl Row {
                "host_bytes": self.host_bytes, "host_bytes_kind": "counted",
                "cache_bytes": self.cache_bytes, "cache_vertices": self.cache_vertices,
                "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
-               "cached_lists": self.cached_lists, "staged_lists": self.staged_lists,
+               "cached_lists": self.cached_lists, "staged_lists": self.staged_lists, "deferred": self.deferred,
                "ok": self.ok, "verified": self.verified, "error": self.error})
     }
 }
@@ -709,7 +718,7 @@ fn run(a: Args) -> Result<(), String> {
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
 
@@ -724,6 +733,7 @@ fn run(a: Args) -> Result<(), String> {
                     stage_words: a.stage_words,
                     window_min: a.window_min,
                     window_max: a.window_max,
+                    defer_min: a.defer_min,
                     ..MatcherConfig::default()
                 },
             )
@@ -957,6 +967,7 @@ fn run(a: Args) -> Result<(), String> {
                             host_lists: 0,
                             cached_lists: 0,
                             staged_lists: 0,
+                            deferred: 0,
                             ok: true,
                             verified: true,
                             error: String::new(),
@@ -1017,9 +1028,14 @@ fn run(a: Args) -> Result<(), String> {
                                 ..tasks
                             });
                         }
+                        // "-v2", "-v4" and "-nodefer": no heavy-node deferral.
+                        if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
+                            s.matcher.set_defer_min(0);
+                        }
                         let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
                         s.matcher.set_windows(a.window_min, a.window_max);
                         s.matcher.set_tasks(tasks);
+                        s.matcher.set_defer_min(a.defer_min);
                         let row = match res {
                             Ok(r) => {
                                 let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
@@ -1109,6 +1125,7 @@ fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> R
         host_lists: r.kernel.host_lists,
         cached_lists: r.kernel.cached_lists,
         staged_lists: r.kernel.staged_lists,
+        deferred: r.kernel.deferred,
         ok,
         verified: false,
         error: String::new(),
