@@ -18,7 +18,8 @@
 //! `gcsm-v2`, an estimate on every batch (no small-batch skip);
 //! `zp-v4` and `gcsm-v4` run match v4's settings: its task split options
 //! ([`TaskOptions::v4`]: the balance may expand into the last level) and no
-//! heavy-node deferral; `-nodefer` turns only the deferral off;
+//! heavy-node deferral; `-nodefer` turns only the deferral off, `-deferN`
+//! defers from iterated lists of N elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`.
@@ -1028,9 +1029,12 @@ fn run(a: Args) -> Result<(), String> {
                                 ..tasks
                             });
                         }
-                        // "-v2", "-v4" and "-nodefer": no heavy-node deferral.
+                        // "-v2", "-v4" and "-nodefer": no heavy-node deferral;
+                        // "-deferN": deferral from iterated lists of N.
                         if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
                             s.matcher.set_defer_min(0);
+                        } else if let Some(n) = e.split("-defer").nth(1).and_then(|x| x.parse().ok()) {
+                            s.matcher.set_defer_min(n);
                         }
                         let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
                         s.matcher.set_windows(a.window_min, a.window_max);
