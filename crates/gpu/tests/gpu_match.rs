@@ -424,6 +424,40 @@ fn windowed_membership_matches_cpu() {
     }
 }
 
+/// Runs `cases` under every deferral setting `(defer_min, defer_slice,
+/// defer_cap, defer_rounds)` with ZP and GCSM, and a static house count of
+/// `static_graph` with ZP; every count must equal the CPU's.
+fn check_deferral(cases: &[(&GraphData, QueryGraph)], settings: &[(u32, u32, usize, u32)], static_graph: &GraphData) {
+    use csm_gpu::MatcherConfig;
+    let config = |&(defer_min, defer_slice, defer_cap, defer_rounds): &(u32, u32, usize, u32)| MatcherConfig {
+        defer_min,
+        defer_slice,
+        defer_cap,
+        defer_rounds,
+        ..MatcherConfig::default()
+    };
+    for (g, q) in cases {
+        let (g0, batches) = stream(g, 64, 2, 73);
+        let want = cpu_results(&g0, q, &batches);
+        for s in settings {
+            for v in [Variant::Zp, Variant::Gcsm] {
+                let mut e = GpuEngine::with_config(v, Budget::Fraction(0.05), order(), config(s)).unwrap();
+                let what = format!("defer {s:?}/{}", v.name());
+                let res = check_engine(&mut e, &g0, q, &batches, &want, &what);
+                let deferred: u64 = res.iter().map(|r| r.extra["deferred"].as_u64().unwrap()).sum();
+                eprintln!("{what}: {deferred} tasks deferred");
+            }
+        }
+    }
+    let csr = CsrGraph::from_data(static_graph).unwrap();
+    let q = query("house", &[0, 1]);
+    let want = CpuEngine::new(1, order()).unwrap().count(&csr, &q).unwrap();
+    for s in settings {
+        let e = GpuEngine::with_config(Variant::Zp, Budget::default(), order(), config(s)).unwrap();
+        assert_eq!(StaticMatcher::count(&e, &csr, &q).unwrap(), want, "static, defer {s:?}");
+    }
+}
+
 /// Heavy-node deferral (match v5): nodes deferred at every depth (down to
 /// a 7-vertex prefix: the 7-wheel), in slices of 2 to 16 elements, over one
 /// to three rounds, with a buffer so small that most deferrals overflow
@@ -432,7 +466,6 @@ fn windowed_membership_matches_cpu() {
 /// most nodes: the graphs are kept small.)
 #[test]
 fn deferred_heavy_nodes_match_cpu() {
-    use csm_gpu::MatcherConfig;
     if let Err(e) = gpu_available() {
         let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
@@ -446,45 +479,18 @@ fn deferred_heavy_nodes_match_cpu() {
         (&labelled, edge_labelled_query("house", &[0], &[1, 0, 0])),
     ];
     let settings = [(4, 2, 20_000, 2), (2, 3, 50, 1), (8, 4, 4096, 3), (32, 16, 1 << 16, 3)];
-    for (g, q) in cases {
-        let (g0, batches) = stream(g, 64, 2, 73);
-        let want = cpu_results(&g0, &q, &batches);
-        for (defer_min, defer_slice, defer_cap, defer_rounds) in settings {
-            let config = MatcherConfig {
-                defer_min,
-                defer_slice,
-                defer_cap,
-                defer_rounds,
-                ..MatcherConfig::default()
-            };
-            for v in [Variant::Zp, Variant::Gcsm] {
-                let mut e = GpuEngine::with_config(v, Budget::Fraction(0.05), order(), config).unwrap();
-                let what = format!(
-                    "defer {defer_min}/{defer_slice}/{defer_cap}/{defer_rounds}/{}",
-                    v.name()
-                );
-                let res = check_engine(&mut e, &g0, &q, &batches, &want, &what);
-                let deferred: u64 = res.iter().map(|r| r.extra["deferred"].as_u64().unwrap()).sum();
-                eprintln!("{what}: {deferred} tasks deferred");
-            }
-        }
+    check_deferral(&cases, &settings, &plain);
+}
+
+/// A small deferral case for compute-sanitizer (scripts/gpu.sh): edge
+/// labels, an overflowing buffer, three rounds, and a static count.
+#[test]
+fn deferral_small_case_matches_cpu() {
+    if let Err(e) = gpu_available() {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
+        return;
     }
-    let csr = CsrGraph::from_data(&plain).unwrap();
-    let q = query("house", &[0, 1]);
-    let want = CpuEngine::new(1, order()).unwrap().count(&csr, &q).unwrap();
-    for (defer_min, defer_slice, defer_cap, defer_rounds) in settings {
-        let config = MatcherConfig {
-            defer_min,
-            defer_slice,
-            defer_cap,
-            defer_rounds,
-            ..MatcherConfig::default()
-        };
-        let e = GpuEngine::with_config(Variant::Zp, Budget::default(), order(), config).unwrap();
-        assert_eq!(
-            StaticMatcher::count(&e, &csr, &q).unwrap(),
-            want,
-            "static, defer {defer_min}"
-        );
-    }
+    let labelled = rmat_graph(8, 1200, 2, Some(2), 74);
+    let cases = [(&labelled, edge_labelled_query("house", &[0], &[1, 0, 0]))];
+    check_deferral(&cases, &[(2, 3, 50, 1), (4, 2, 4096, 3)], &labelled);
 }
