@@ -1,10 +1,12 @@
-//! Launching the matching kernel (`kernels/match.cu`, match v1).
+//! Launching the matching kernel (`kernels/match.cu`).
 //!
 //! A [`DeviceMatcher`] owns the per-warp scratch (candidate buffers and the
-//! staging area for short host lists), the counters and the upload buffers
-//! for plans and seeds; [`DeviceMatcher::run`] counts the embeddings of a
-//! set of encoded plans from a set of seeds over a [`HostGraph`] and an
-//! optional [`DeviceCache`].
+//! staging area for short host lists), the counters, the upload buffers
+//! for plans and tasks and the two deferral buffers; [`DeviceMatcher::run`]
+//! counts the embeddings of a set of encoded plans from a set of tasks over
+//! a [`HostGraph`] and an optional [`DeviceCache`]: one launch, then (match
+//! v5) one more launch per round of heavy nodes the previous one deferred
+//! (see [`MatcherConfig::defer_min`]).
 
 use std::sync::Arc;
 use std::time::Instant;
