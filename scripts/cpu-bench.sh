@@ -70,10 +70,15 @@ nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread\(s\)|Core\(s\)|Socket\(s\)|N
 done
 
 [[ -z "${SKIP_2CORE:-}" ]] && echo "== the same on two cores only (taskset -c 0,1), like the 2-core reference machine"
-[[ -z "${SKIP_2CORE:-}" ]] && for t in 1 2; do
-    for rep in 1 2 3; do
-        taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
-            awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
+# "2-seq": two threads, one process call per update (CSM_NO_OVERLAP=1), for
+# the overlapped runs' side-by-side figure; interleaved so noise hits all.
+[[ -z "${SKIP_2CORE:-}" ]] && for rep in 1 2 3; do
+    for mode in 1 2 2-seq; do
+        t="${mode%-seq}"
+        seq=""
+        [[ "$mode" == *-seq ]] && seq=1
+        CSM_NO_OVERLAP="$seq" taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
+            awk -v t="$mode" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
     done
 done
 

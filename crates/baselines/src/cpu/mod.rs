@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
-use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Version, VertexId};
+use csm_graph::{
+    BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version, VertexId,
+};
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans, for_each_seed, seed_fits, single_edge_restricted, static_plan,
     DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, Sign, MAX_AUTOMORPHISMS,
@@ -19,6 +21,8 @@ use csm_planner::{
 use rayon::prelude::*;
 
 use csm_planner::query::MAX_QUERY_VERTICES;
+
+mod overlap;
 
 /// Tasks per thread when a node's children are split; a level with fewer
 /// candidates than this many per thread is split again one level down (see
@@ -39,6 +43,8 @@ pub struct CpuEngine {
     rate: WorkRate,
     /// Executor for the single-thread path (buffers reused across batches).
     exec: Executor,
+    /// Per-update list versions of overlapped runs (buffers reused).
+    versions: UpdateVersions,
 }
 
 impl CpuEngine {
@@ -58,6 +64,7 @@ impl CpuEngine {
             min_parallel_work: None,
             rate: WorkRate::default(),
             exec: Executor::new(),
+            versions: UpdateVersions::new(),
         })
     }
 
@@ -167,6 +174,14 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 /// than a few tasks per thread cannot keep the pool busy by itself, so its
 /// children split again while a level remains below theirs.
 fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
+    count_split_in(g, plan, prefix, false)
+}
+
+/// [`count_split`]; `busy`: the pool has other work queued even when this
+/// thread's queue is empty (the other updates of an overlapped run), so
+/// only a heavy node splits, memo plans included: one update's memo is
+/// not shared with sibling tasks anyway.
+fn count_split_in<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], busy: bool) -> u64 {
     let d = prefix.len();
     let threads = rayon::current_num_threads();
     if d + 1 >= plan.depth() || threads == 1 {
@@ -178,8 +193,9 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
     // others run out of work. Nodes with few candidates are not examined,
     // and plans with a last-level memo are not split early: each part starts
     // an empty memo (static 5-cycle on 16 threads: 19 s -> over 40 s).
-    let pending = rayon_core::current_thread_has_pending_tasks() == Some(true);
-    if pending && (plan.memo_from.is_some() || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
+    let pending = busy || rayon_core::current_thread_has_pending_tasks() == Some(true);
+    let memo_stays = plan.memo_from.is_some() && !busy;
+    if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
         return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     let cands = with_exec(|ex| {
@@ -558,6 +574,11 @@ impl ContinuousMatcher for CpuEngine {
             skipped,
             extra: Default::default(),
         })
+    }
+    /// With several threads, runs of single-edge updates are matched
+    /// concurrently on per-update snapshots (`overlap`).
+    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
+        self.process_each_overlapped(batch, out)
     }
 }
 
