@@ -176,6 +176,55 @@ fn verify_all_engines_on_a_tiny_graph() {
     assert_eq!(j["ok"], true);
 }
 
+/// Batches of one update go through `process_each` (overlapped on two
+/// threads): one JSON line per update, counts that add up to the final
+/// static count, and every engine agreeing update by update.
+#[test]
+fn one_update_batches_on_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "7", "500", "1");
+    let out = ok(&[
+        "stream",
+        "-g",
+        &g,
+        "-q",
+        "4-clique",
+        "--stream-fraction",
+        "0.2",
+        "--batch",
+        "1",
+        "-t",
+        "2",
+        "--json",
+        "--initial-count",
+    ]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (summary, batches) = lines.split_last().unwrap();
+    assert_eq!(batches.len(), 100);
+    let pos: u64 = batches.iter().map(|b| b["positive"].as_u64().unwrap()).sum();
+    let neg: u64 = batches.iter().map(|b| b["negative"].as_u64().unwrap()).sum();
+    let initial = summary["initial_count"].as_u64().unwrap();
+    assert_eq!(summary["final_count"].as_u64().unwrap(), initial + pos - neg);
+
+    let small = gen_graph(dir.path(), "small.graph", "6", "200", "2");
+    let out = ok(&[
+        "verify",
+        "-g",
+        &small,
+        "-q",
+        "diamond:0,0,1,0",
+        "--stream-fraction",
+        "0.2",
+        "--batch",
+        "1",
+        "-t",
+        "2",
+        "--engines",
+        "all",
+    ]);
+    assert!(out.contains("ok:"), "{out}");
+}
+
 #[test]
 fn malformed_graph_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
