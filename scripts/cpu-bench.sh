@@ -14,7 +14,7 @@
 #                                  $OUT/cpu_bench.csv.
 #
 # Environment (remote): THREADS (default "1 2 4 8 16"), RMAT (path of the
-# generated static graph), STATIC_THREADS
+# generated static graph), STATIC_THREADS, STATIC_QUERIES (name:labels ...)
 # (default "1 16"), STATIC_TIMEOUT (seconds per static run, default 60),
 # SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_BATCH=1, SKIP_STATIC=1.
 # To compare two builds side by side in one call, carry the other build's
@@ -97,7 +97,7 @@ if [[ -z "${SKIP_STATIC:-}" ]]; then
     echo "== static: R-MAT 2^20 vertices, 10 M edges, 16 labels"
     R="${RMAT:-$OUT/../rmat10m.g}"
     [[ -f "$R" ]] || "$BIN/csm" gen graph --kind rmat --scale 20 --edges 10000000 --labels 16 --seed 1 --format graph -o "$R"
-    for q in triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2; do
+    for q in ${STATIC_QUERIES:-triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2}; do
         for t in ${STATIC_THREADS:-1 16}; do
             line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --json | tail -1 || echo '{"timeout":true}')
             echo "$q t=$t $line"

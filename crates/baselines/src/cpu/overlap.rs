@@ -111,7 +111,7 @@ impl CpuEngine {
                     // other updates, and a heavy node still splits
                     for (i, x, y, w) in single_edge_seeds(&view, plans, &e, rules) {
                         let p = &plans[i as usize];
-                        c.add(p.sign, w * count_split_in(&view, &p.plan, &[x, y], true));
+                        c.add(p.sign, w * count_split_in(&view, &p.plan, &[x, y], true, None));
                     }
                     (c, t.elapsed().as_secs_f64())
                 })
