@@ -14,7 +14,7 @@
 #                                  $OUT/cpu_bench.csv.
 #
 # Environment (remote): THREADS (default "1 2 4 8 16"), RMAT (path of the
-# generated static graph), STATIC_THREADS
+# generated static graph), STATIC_THREADS, STATIC_QUERIES (name:labels ...)
 # (default "1 16"), STATIC_TIMEOUT (seconds per static run, default 60),
 # SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_BATCH=1, SKIP_STATIC=1.
 # To compare two builds side by side in one call, carry the other build's
@@ -70,10 +70,15 @@ nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread\(s\)|Core\(s\)|Socket\(s\)|N
 done
 
 [[ -z "${SKIP_2CORE:-}" ]] && echo "== the same on two cores only (taskset -c 0,1), like the 2-core reference machine"
-[[ -z "${SKIP_2CORE:-}" ]] && for t in 1 2; do
-    for rep in 1 2 3; do
-        taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
-            awk -v t="$t" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
+# "2-seq": two threads, one process call per update (CSM_NO_OVERLAP=1), for
+# the overlapped runs' side-by-side figure; interleaved so noise hits all.
+[[ -z "${SKIP_2CORE:-}" ]] && for rep in 1 2 3; do
+    for mode in 1 2 2-seq; do
+        t="${mode%-seq}"
+        seq=""
+        [[ "$mode" == *-seq ]] && seq=1
+        CSM_NO_OVERLAP="$seq" taskset -c 0,1 "$BIN/delta_probe" "$G" "$t" triangle 4-clique 4-cycle diamond house | tee /dev/stderr |
+            awk -v t="$mode" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
     done
 done
 
@@ -92,7 +97,7 @@ if [[ -z "${SKIP_STATIC:-}" ]]; then
     echo "== static: R-MAT 2^20 vertices, 10 M edges, 16 labels"
     R="${RMAT:-$OUT/../rmat10m.g}"
     [[ -f "$R" ]] || "$BIN/csm" gen graph --kind rmat --scale 20 --edges 10000000 --labels 16 --seed 1 --format graph -o "$R"
-    for q in triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2; do
+    for q in ${STATIC_QUERIES:-triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2}; do
         for t in ${STATIC_THREADS:-1 16}; do
             line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --json | tail -1 || echo '{"timeout":true}')
             echo "$q t=$t $line"

@@ -3,6 +3,9 @@
 //! delta_probe -- GRAPH THREADS QUERY...` (SNAP edge list, unlabelled,
 //! 2% mixed stream with seed 1). The `csm stream` command is the full tool.
 //! `CSM_MIN_PARALLEL_WORK=W` sets [`CpuEngine::min_parallel_work`].
+//! The stream goes through `process_each` (with several threads, runs of
+//! updates are matched concurrently); `CSM_NO_OVERLAP=1` makes one
+//! `process` call per update instead.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stream.len(),
         threads
     );
+    let overlap = std::env::var("CSM_NO_OVERLAP").map_or(true, |v| v.is_empty());
     for name in &args[2..] {
         let q = QueryGraph::from_data(&standard_query(name).ok_or("unknown query")?)?;
         let mut eng = CpuEngine::new(threads, Arc::new(GcsmOrder))?;
@@ -36,12 +40,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         eng.init(&g0, &q)?;
         let (mut pos, mut neg, mut secs, mut upd) = (0u64, 0u64, 0f64, 0f64);
         let t = Instant::now();
-        for u in &stream {
-            let r = eng.process(Batch {
-                updates: std::slice::from_ref(u),
-                source: "stream",
-                strictness: Strictness::Strict,
-            })?;
+        let mut results = Vec::with_capacity(stream.len());
+        if overlap {
+            eng.process_each(
+                Batch {
+                    updates: &stream,
+                    source: "stream",
+                    strictness: Strictness::Strict,
+                },
+                &mut results,
+            )?;
+        } else {
+            for u in &stream {
+                results.push(eng.process(Batch {
+                    updates: std::slice::from_ref(u),
+                    source: "stream",
+                    strictness: Strictness::Strict,
+                })?);
+            }
+        }
+        for r in &results {
             pos += r.positive;
             neg += r.negative;
             secs += r.seconds;

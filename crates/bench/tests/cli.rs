@@ -64,6 +64,17 @@ fn match_count_equals_oracle() {
 
 #[test]
 fn stream_json_lines_sum_to_summary() {
+    stream_json_lines_sum_to_summary_at("16", "1");
+}
+
+/// Batches of one update go through `process_each`, which the cpu engine
+/// overlaps on two threads: one JSON line per update all the same.
+#[test]
+fn stream_json_lines_sum_to_summary_one_update_at_a_time() {
+    stream_json_lines_sum_to_summary_at("1", "2");
+}
+
+fn stream_json_lines_sum_to_summary_at(batch: &str, threads: &str) {
     let dir = tempfile::tempdir().unwrap();
     let g = gen_graph(dir.path(), "g.graph", "8", "1000", "1");
     let out = ok(&[
@@ -75,7 +86,9 @@ fn stream_json_lines_sum_to_summary() {
         "--stream-fraction",
         "0.1",
         "--batch",
-        "16",
+        batch,
+        "-t",
+        threads,
         "--json",
         "--initial-count",
     ]);
@@ -134,7 +147,9 @@ fn stream_json_lines_sum_to_summary() {
         "-u",
         &u,
         "--batch",
-        "16",
+        batch,
+        "-t",
+        threads,
         "--json",
         "--initial-count",
     ]));
@@ -174,6 +189,30 @@ fn verify_all_engines_on_a_tiny_graph() {
         "--json",
     ]));
     assert_eq!(j["ok"], true);
+}
+
+/// Every engine agrees update by update when batches hold one update (the
+/// cpu engine overlaps them on two threads).
+#[test]
+fn verify_one_update_batches_on_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = gen_graph(dir.path(), "small.graph", "6", "200", "2");
+    let out = ok(&[
+        "verify",
+        "-g",
+        &small,
+        "-q",
+        "diamond:0,0,1,0",
+        "--stream-fraction",
+        "0.2",
+        "--batch",
+        "1",
+        "-t",
+        "2",
+        "--engines",
+        "all",
+    ]);
+    assert!(out.contains("ok:"), "{out}");
 }
 
 #[test]

@@ -67,6 +67,35 @@ pub trait ContinuousMatcher: Send {
     /// Applies one batch and reports the matches that appeared and vanished.
     /// On error the engine's graph is unchanged.
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError>;
+
+    /// Applies the updates of `batch` one at a time, each as its own batch
+    /// in order, and appends one result per update to `out`: the same
+    /// results as one [`ContinuousMatcher::process`] call per update, which
+    /// is what this default does. Engines may overlap the updates (the `cpu`
+    /// engine matches them concurrently, each against the graph at its own
+    /// turn); a result's `seconds` is then its share of the run's wall time.
+    ///
+    /// On error, `out` holds the results of the updates before the failing
+    /// one, which are applied; the failing update and the later ones are not.
+    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
+        process_each_sequentially(self, batch, out)
+    }
+}
+
+/// [`ContinuousMatcher::process_each`]'s default: one `process` call per
+/// update, in order (for engines that overlap only some runs).
+pub fn process_each_sequentially<M: ContinuousMatcher + ?Sized>(
+    m: &mut M,
+    batch: Batch<'_>,
+    out: &mut Vec<BatchResult>,
+) -> Result<(), EngineError> {
+    for u in batch.updates {
+        out.push(m.process(Batch {
+            updates: std::slice::from_ref(u),
+            ..batch
+        })?);
+    }
+    Ok(())
 }
 
 /// Lifts a [`StaticMatcher`] to a [`ContinuousMatcher`] by recounting:

@@ -181,6 +181,13 @@ impl DynamicGraph {
         Ok(&self.pending.as_ref().expect("just staged").delta)
     }
 
+    /// Validates `updates` as [`DynamicGraph::stage`] does in strict mode,
+    /// without staging them: `Ok` exactly when `stage` would succeed, else
+    /// the error it would return.
+    pub fn check(&self, updates: &[LocatedUpdate], source: &str) -> Result<(), InputError> {
+        self.validate(updates, source, Strictness::Strict).map(drop)
+    }
+
     /// [`DynamicGraph::stage`] followed by [`DynamicGraph::commit`].
     pub fn apply(
         &mut self,

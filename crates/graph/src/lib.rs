@@ -6,6 +6,8 @@
 //! * [`csr`]: [`CsrGraph`], an immutable snapshot for static matching, packing and upload.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
+//! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
+//!   single-edge updates (DCSM's multi-version graph), to match them concurrently.
 //! * [`format`]: readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
@@ -16,6 +18,7 @@ pub mod error;
 pub mod format;
 pub mod gen;
 pub mod types;
+pub mod versions;
 pub mod view;
 
 pub use common_view::CommonView;
@@ -23,4 +26,5 @@ pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
 pub use error::{ErrorKind, InputError};
 pub use types::*;
+pub use versions::{UpdateVersions, VersionView};
 pub use view::{GraphView, Nbrs, Version};

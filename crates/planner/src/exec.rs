@@ -14,6 +14,8 @@
 //!   probes only its own lists against it.
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use csm_graph::{GraphView, Nbrs, VertexId};
 
@@ -62,6 +64,46 @@ pub struct Executor {
     /// [`Plan::memo_from`]), valid while `memo_epoch` is unchanged.
     memo: Vec<MemoSlot>,
     memo_epoch: u64,
+    /// A memo shared with the other parts of a split node, used instead of
+    /// `memo` while set ([`Executor::share_memo`]).
+    shared: Option<Arc<SharedMemo>>,
+}
+
+/// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
+/// threads that count the parts of one node split across a pool, so that
+/// the parts do not each fill a memo of their own. Valid for the subtree of
+/// a node with at least `memo_from` bound vertices (every binding the sizes
+/// depend on, besides the key, is then fixed). Entries are one atomic word
+/// each (key + 1, size); racing writers store the same value, and a
+/// collision just evicts.
+#[derive(Debug)]
+pub struct SharedMemo {
+    slots: Box<[AtomicU64]>,
+}
+
+impl SharedMemo {
+    pub fn new() -> Self {
+        SharedMemo {
+            slots: (0..MEMO_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: VertexId) -> Option<u64> {
+        let w = self.slots[memo_slot(key)].load(Ordering::Relaxed);
+        (w >> 32 == key as u64 + 1).then_some(w & 0xFFFF_FFFF)
+    }
+
+    #[inline]
+    fn put(&self, key: VertexId, n: u64) {
+        self.slots[memo_slot(key)].store((key as u64 + 1) << 32 | (n & 0xFFFF_FFFF), Ordering::Relaxed);
+    }
+}
+
+impl Default for SharedMemo {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// One direct-mapped memo entry.
@@ -90,6 +132,7 @@ impl Default for Executor {
             pinned: [None; MAX_QUERY_VERTICES],
             memo: Vec::new(),
             memo_epoch: 1,
+            shared: None,
         }
     }
 }
@@ -183,6 +226,14 @@ impl Executor {
             }
             self.fill_own(g, plan, e);
         }
+    }
+
+    /// Makes the following counts use `memo` for the last level instead of
+    /// this executor's own (`None`: back to its own). The caller guarantees
+    /// that their prefixes bind at least [`Plan::memo_from`] vertices, all
+    /// but the later ones equal across the memo's users.
+    pub fn share_memo(&mut self, memo: Option<Arc<SharedMemo>>) {
+        self.shared = memo;
     }
 
     /// Counts the completions of `prefix` (bound to `plan.order[..prefix.len()]`).
@@ -496,18 +547,20 @@ impl Executor {
         let skip = self.pinned[d].map(usize::from);
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
-        let memo = if plan.memo_from.is_some() {
+        let key = emb[d.max(1) - 1];
+        let shared = self.shared.as_deref().filter(|_| plan.memo_from.is_some());
+        let memo = if plan.memo_from.is_some() && shared.is_none() {
             if self.memo.is_empty() {
                 self.memo = vec![MemoSlot::default(); MEMO_SLOTS];
             }
-            let key = emb[d - 1];
             Some((&mut self.memo[memo_slot(key)], key, self.memo_epoch))
         } else {
             None
         };
         with_operands!(g, extra, src, emb, skip, first, |ops, cut| {
-            let cached = match &memo {
-                Some((slot, key, epoch)) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
+            let cached = match (&memo, shared) {
+                (Some((slot, key, epoch)), _) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
+                (_, Some(m)) => m.get(key),
                 _ => None,
             };
             let mut n = match (cached, &*ops) {
@@ -524,12 +577,16 @@ impl Executor {
                 }
                 (None, _) => intersect_len(ops, tmp),
             };
-            if let (None, Some((slot, key, epoch))) = (cached, memo) {
-                *slot = MemoSlot {
-                    key,
-                    n: n as u32,
-                    epoch,
-                };
+            match (cached, memo, shared) {
+                (None, Some((slot, key, epoch)), _) => {
+                    *slot = MemoSlot {
+                        key,
+                        n: n as u32,
+                        epoch,
+                    }
+                }
+                (None, None, Some(m)) => m.put(key, n),
+                _ => {}
             }
             for &p in &level.conflicts {
                 let x = emb[p as usize];

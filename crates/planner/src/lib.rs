@@ -12,7 +12,7 @@ pub mod stats;
 pub mod symmetry;
 
 pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};
-pub use exec::{Executor, NoVisitor, Visitor};
+pub use exec::{Executor, NoVisitor, SharedMemo, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
 pub use plan::{delta_plans, static_plan, DeltaPlan, Level, Plan, Read, Sign};
 pub use query::{QVertex, QueryError, QueryGraph};

@@ -42,6 +42,10 @@ pub struct StreamCmdArgs {
     pub json: bool,
 }
 
+/// Updates handed to [`ContinuousMatcher::process_each`] at a time when
+/// batches hold one update (results still come per update).
+pub const EACH_RUN: usize = 4096;
+
 /// Totals over processed batches.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Totals {
@@ -75,7 +79,9 @@ impl Totals {
 
 /// Feeds `updates` to `engine` in consecutive batches of `batch` and calls
 /// `on_batch(index, updates, result)` after each. The engine must be
-/// initialised.
+/// initialised. Batches of one update go through
+/// [`ContinuousMatcher::process_each`] a run of [`EACH_RUN`] at a time (the
+/// cpu engine overlaps them on several threads), with the same results.
 pub fn process_stream(
     engine: &mut dyn ContinuousMatcher,
     updates: &[LocatedUpdate],
@@ -88,6 +94,26 @@ pub fn process_stream(
         bail!("--batch must be at least 1");
     }
     let mut totals = Totals::default();
+    if batch == 1 {
+        let mut results = Vec::with_capacity(EACH_RUN);
+        for (r, run) in updates.chunks(EACH_RUN).enumerate() {
+            results.clear();
+            let done = engine.process_each(
+                Batch {
+                    updates: run,
+                    source,
+                    strictness,
+                },
+                &mut results,
+            );
+            for (k, res) in results.iter().enumerate() {
+                totals.add(1, res);
+                on_batch(r * EACH_RUN + k, &run[k..=k], res);
+            }
+            done?;
+        }
+        return Ok(totals);
+    }
     for (i, chunk) in updates.chunks(batch).enumerate() {
         let r = engine.process(Batch {
             updates: chunk,

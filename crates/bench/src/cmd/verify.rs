@@ -12,6 +12,7 @@ use csm_graph::format::Format;
 use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
 use serde_json::json;
 
+use crate::cmd::stream::EACH_RUN;
 use crate::input::{self, GraphArgs, StreamArgs};
 use crate::output;
 
@@ -64,6 +65,17 @@ pub fn engine_list(spec: &str) -> Result<Vec<String>> {
 }
 
 /// Ok(None) for an engine that declined with `Unsupported` (reason recorded).
+/// The first position at which the engines' per-batch results differ.
+fn first_disagreement(results: &[(usize, Vec<BatchResult>)]) -> Option<usize> {
+    let (_, r0) = results.first()?;
+    let counts = |r: &BatchResult| (r.positive, r.negative);
+    (0..r0.len()).find(|&j| {
+        results
+            .iter()
+            .any(|(_, r)| r.get(j).map(counts) != Some(counts(&r0[j])))
+    })
+}
+
 fn supported<T>(r: Result<T, EngineError>, name: &str, skipped: &mut Vec<(String, String)>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
@@ -142,23 +154,33 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut sums = vec![(0u64, 0u64); engines.len()];
     let mut reference = DynamicGraph::from_data(&w.g0)?;
     let batches = w.updates.len().div_ceil(args.batch);
+    // batches of one update go through process_each a run at a time (the
+    // cpu engine overlaps them), still compared update by update
+    let step = if args.batch == 1 { EACH_RUN } else { args.batch };
     let pb = output::progress_bar(batches as u64, !args.json, "batches");
-    for (i, chunk) in w.updates.chunks(args.batch).enumerate() {
-        let mut results: Vec<(usize, BatchResult)> = Vec::new();
+    for (s, chunk) in w.updates.chunks(step).enumerate() {
+        let mut results: Vec<(usize, Vec<BatchResult>)> = Vec::new();
         let mut dropped = Vec::new();
         for (k, (n, e)) in engines.iter_mut().enumerate() {
             let t0 = Instant::now();
-            let r = e.process(Batch {
+            let batch = Batch {
                 updates: chunk,
                 source: &w.source,
                 strictness,
-            });
+            };
+            let r = if args.batch == 1 {
+                let mut out = Vec::with_capacity(chunk.len());
+                e.process_each(batch, &mut out).map(|()| out)
+            } else {
+                e.process(batch).map(|r| vec![r])
+            };
             *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
             match supported(r, n, &mut skipped)? {
                 Some(r) => results.push((k, r)),
                 None => {
                     eprintln!(
-                        "note: {n} dropped at batch {i}: {}",
+                        "note: {n} dropped at batch {}: {}",
+                        s * step / args.batch,
                         skipped.last().map_or("", |s| s.1.as_str())
                     );
                     dropped.push(k);
@@ -166,49 +188,55 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             }
         }
         reference.apply(chunk, &w.source, strictness)?;
-        if let Some((_, r0)) = results.first() {
-            if results
-                .iter()
-                .any(|(_, r)| (r.positive, r.negative) != (r0.positive, r0.negative))
-            {
-                pb.finish_and_clear();
-                let first = chunk.first().map_or(0, |u| u.line);
-                let last = chunk.last().map_or(0, |u| u.line);
-                eprintln!("first differing batch: {i} (updates {first}..={last} of {})", w.source);
-                let mut t = output::Table::new(["engine", "positive", "negative"]);
-                for (k, r) in &results {
-                    t.row([engines[*k].0.clone(), r.positive.to_string(), r.negative.to_string()]);
-                }
-                eprint!("{}", t.render());
-                if args.json {
-                    let per: serde_json::Map<String, serde_json::Value> = results
-                        .iter()
-                        .map(|(k, r)| {
-                            (
-                                engines[*k].0.clone(),
-                                json!({"positive": r.positive, "negative": r.negative}),
-                            )
-                        })
-                        .collect();
-                    output::json_line(
-                        &json!({"ok": false, "stage": "stream", "batch": i, "first_line": first, "engines": per}),
-                    );
-                }
-                bail!(
-                    "engines disagree on batch {i} (updates at lines {first}..={last} of {})",
-                    w.source
+        if let Some(j) = first_disagreement(&results) {
+            pb.finish_and_clear();
+            let (i, updates) = if args.batch == 1 {
+                (s * step + j, &chunk[j..=j])
+            } else {
+                (s, chunk)
+            };
+            let first = updates.first().map_or(0, |u| u.line);
+            let last = updates.last().map_or(0, |u| u.line);
+            eprintln!("first differing batch: {i} (updates {first}..={last} of {})", w.source);
+            let mut t = output::Table::new(["engine", "positive", "negative"]);
+            for (k, r) in &results {
+                t.row([
+                    engines[*k].0.clone(),
+                    r[j].positive.to_string(),
+                    r[j].negative.to_string(),
+                ]);
+            }
+            eprint!("{}", t.render());
+            if args.json {
+                let per: serde_json::Map<String, serde_json::Value> = results
+                    .iter()
+                    .map(|(k, r)| {
+                        (
+                            engines[*k].0.clone(),
+                            json!({"positive": r[j].positive, "negative": r[j].negative}),
+                        )
+                    })
+                    .collect();
+                output::json_line(
+                    &json!({"ok": false, "stage": "stream", "batch": i, "first_line": first, "engines": per}),
                 );
             }
+            bail!(
+                "engines disagree on batch {i} (updates at lines {first}..={last} of {})",
+                w.source
+            );
         }
-        for (k, r) in &results {
-            sums[*k].0 += r.positive;
-            sums[*k].1 += r.negative;
+        for (k, rs) in &results {
+            for r in rs {
+                sums[*k].0 += r.positive;
+                sums[*k].1 += r.negative;
+            }
         }
         for k in dropped.into_iter().rev() {
             engines.remove(k);
             sums.remove(k);
         }
-        pb.inc(1);
+        pb.inc(chunk.len().div_ceil(args.batch) as u64);
     }
     pb.finish_and_clear();
 

@@ -7,18 +7,24 @@
 //! start vertex still spreads over all threads.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
-use csm_graph::{BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Version, VertexId};
+use csm_graph::{
+    BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version, VertexId,
+};
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans, for_each_seed, seed_fits, single_edge_restricted, static_plan,
-    DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, Sign, MAX_AUTOMORPHISMS,
+    DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, SharedMemo, Sign,
+    MAX_AUTOMORPHISMS,
 };
 use rayon::prelude::*;
 
 use csm_planner::query::MAX_QUERY_VERTICES;
+
+mod overlap;
 
 /// Tasks per thread when a node's children are split; a level with fewer
 /// candidates than this many per thread is split again one level down (see
@@ -39,6 +45,8 @@ pub struct CpuEngine {
     rate: WorkRate,
     /// Executor for the single-thread path (buffers reused across batches).
     exec: Executor,
+    /// Per-update list versions of overlapped runs (buffers reused).
+    versions: UpdateVersions,
 }
 
 impl CpuEngine {
@@ -58,6 +66,7 @@ impl CpuEngine {
             min_parallel_work: None,
             rate: WorkRate::default(),
             exec: Executor::new(),
+            versions: UpdateVersions::new(),
         })
     }
 
@@ -114,7 +123,13 @@ const SPLIT_MIN_WORK: u64 = 1024;
 /// part per thread. With 2^20 and 8 parts per thread, a static house on 16
 /// threads went from 1.32 to 1.71 s (too many parts, each re-hoisting and
 /// re-pinning).
-const HEAVY_WORK: u64 = 1 << 22;
+static HEAVY_WORK: AtomicU64 = AtomicU64::new(1 << 22);
+
+/// [`HEAVY_WORK`]'s value (tests lower it to split every node early).
+#[inline]
+fn heavy_work() -> u64 {
+    HEAVY_WORK.load(Ordering::Relaxed)
+}
 
 /// Below this many possible candidates a node with queued sibling tasks runs
 /// without estimating its work ([`candidates_bound`]).
@@ -167,20 +182,38 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 /// than a few tasks per thread cannot keep the pool busy by itself, so its
 /// children split again while a level remains below theirs.
 fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
+    count_split_in(g, plan, prefix, false, None)
+}
+
+/// [`count_split`]. `busy`: the pool has other work queued even when this
+/// thread's queue is empty (the other updates of an overlapped run), so
+/// only a heavy node splits. `memo`: the last-level memo shared by the
+/// parts of an enclosing split node ([`SharedMemo`]).
+fn count_split_in<G: GraphView + ?Sized>(
+    g: &G,
+    plan: &Plan,
+    prefix: &[VertexId],
+    busy: bool,
+    memo: Option<&Arc<SharedMemo>>,
+) -> u64 {
     let d = prefix.len();
     let threads = rayon::current_num_threads();
     if d + 1 >= plan.depth() || threads == 1 {
-        return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
+        return with_exec_memo(memo, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
     // can steal, there is enough parallelism already, unless this node is
     // heavy: a hub reached late would otherwise run on one thread while the
-    // others run out of work. Nodes with few candidates are not examined,
-    // and plans with a last-level memo are not split early: each part starts
-    // an empty memo (static 5-cycle on 16 threads: 19 s -> over 40 s).
-    let pending = rayon_core::current_thread_has_pending_tasks() == Some(true);
-    if pending && (plan.memo_from.is_some() || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
-        return with_exec(|ex| ex.count(g, plan, prefix, &mut NoVisitor));
+    // others run out of work. Nodes with few candidates are not examined.
+    // A plan with a last-level memo splits a heavy node early only where
+    // its parts can share one memo (the node binds the vertices the memo
+    // depends on): with a memo each, the static 5-cycle on 16 threads went
+    // from 19 s to over 40 s.
+    let pending = busy || rayon_core::current_thread_has_pending_tasks() == Some(true);
+    let shareable = plan.memo_from.is_some_and(|f| d >= f as usize);
+    let memo_stays = plan.memo_from.is_some() && !shareable;
+    if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
+        return with_exec_memo(memo, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     let cands = with_exec(|ex| {
         let mut c = Vec::new();
@@ -188,10 +221,14 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
         c
     });
     let n = cands.len();
-    let min_work = if pending { HEAVY_WORK } else { SPLIT_MIN_WORK };
-    if subtree_work(g, plan, prefix, &cands) < min_work {
-        return with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
+    let min_work = if pending { heavy_work() } else { SPLIT_MIN_WORK };
+    let work = subtree_work(g, plan, prefix, &cands);
+    if work < min_work {
+        return with_exec_memo(memo, |ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
     }
+    // a heavy node's parts share one memo (a light one's parts keep their own)
+    let own = (memo.is_none() && shareable && work >= heavy_work()).then(|| Arc::new(SharedMemo::new()));
+    let memo = memo.or(own.as_ref());
     if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
@@ -200,15 +237,26 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -
             .map(|&c| {
                 let mut p = p;
                 p[d] = c;
-                count_split(g, plan, &p[..=d])
+                count_split_in(g, plan, &p[..=d], busy, memo)
             })
             .sum();
     }
     let parts = n.min(if pending { threads } else { NARROW_TASKS * threads });
     (0..parts)
         .into_par_iter()
-        .map(|k| with_exec(|ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
+        .map(|k| with_exec_memo(memo, |ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
         .sum()
+}
+
+/// [`with_exec`] with the executor reading and filling `memo` for the
+/// duration of `f`.
+fn with_exec_memo<R>(memo: Option<&Arc<SharedMemo>>, f: impl FnOnce(&mut Executor) -> R) -> R {
+    with_exec(|ex| {
+        ex.share_memo(memo.cloned());
+        let r = f(ex);
+        ex.share_memo(None);
+        r
+    })
 }
 
 /// Representative seeds of a query for single-edge batches (see
@@ -559,6 +607,11 @@ impl ContinuousMatcher for CpuEngine {
             extra: Default::default(),
         })
     }
+    /// With several threads, runs of single-edge updates are matched
+    /// concurrently on per-update snapshots (`overlap`).
+    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
+        self.process_each_overlapped(batch, out)
+    }
 }
 
 #[cfg(test)]
@@ -608,6 +661,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With every node heavy, memo plans split early and their parts share
+    /// one memo (static counts and overlapped one-at-a-time runs).
+    #[test]
+    fn early_splits_with_shared_memos_equal_sequential() {
+        HEAVY_WORK.store(1, Ordering::Relaxed);
+        // small: every node splits
+        let pairs = rmat(8, 900, 0.57, 0.19, 0.19, 7);
+        let g = graph_from_pairs(1 << 8, &pairs, vec![0; 1 << 8], None);
+        let csr = CsrGraph::from_data(&g).unwrap();
+        let mut memo_plans = 0;
+        for name in ["4-cycle", "diamond", "house", "5-cycle", "7-wheel"] {
+            let q = QueryGraph::from_data(&standard_query(name).unwrap()).unwrap();
+            let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
+            let stats = GraphStats::of(&csr);
+            let plan = static_plan(&q, order.as_ref(), &stats, Version::New);
+            memo_plans += usize::from(plan.memo_from.is_some());
+            let mut ex = Executor::new();
+            let seq: u64 = (0..csr.num_vertices() as u32)
+                .map(|v| ex.count(&csr, &plan, &[v], &mut NoVisitor))
+                .sum();
+            let par = CpuEngine::new(4, order.clone()).unwrap();
+            assert_eq!(StaticMatcher::count(&par, &csr, &q).unwrap(), seq, "{name} static");
+            let (g0, stream) = make_stream(&g, StreamAmount::Count(100), 0.5, 3);
+            let mut one = CpuEngine::new(1, order.clone()).unwrap();
+            let mut four = CpuEngine::new(4, order).unwrap();
+            one.init(&g0, &q).unwrap();
+            four.init(&g0, &q).unwrap();
+            let b = Batch {
+                updates: &stream,
+                source: "s",
+                strictness: Strictness::Strict,
+            };
+            let (mut a, mut c) = (Vec::new(), Vec::new());
+            one.process_each(b, &mut a).unwrap();
+            four.process_each(b, &mut c).unwrap();
+            let counts = |rs: &[BatchResult]| rs.iter().map(|r| (r.positive, r.negative)).collect::<Vec<_>>();
+            assert_eq!(counts(&a), counts(&c), "{name} one at a time");
+        }
+        assert!(memo_plans > 0, "no memo plan: nothing shared");
+        HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }
 
     #[test]

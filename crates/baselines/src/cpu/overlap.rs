@@ -1,0 +1,183 @@
+//! One update at a time, overlapped: a run of single-edge updates is matched
+//! concurrently, each update against the graph as it stood at its own turn,
+//! with the results of one `process` call per update.
+//!
+//! An update that changes one edge gains or loses exactly the embeddings
+//! that bind its edge to a query edge and read every other relation in the
+//! graph without that edge (the single-edge shortcut of
+//! `csm_planner::symmetry`, run on a [`csm_graph::CommonView`] by
+//! `process`). Those graphs, one per update of the run, are kept as
+//! per-update list versions ([`UpdateVersions`], DCSM's multi-version graph,
+//! paper 001 Sec. 4), so the updates need not wait for each other: the
+//! whole run is validated once, its versions are built (one list copy per
+//! changed endpoint, chains of different vertices in parallel), the updates
+//! are matched in parallel on the pool (a heavy update's nodes still split,
+//! `count_split`), and the run is staged and committed as one batch. This is how DCSM overlaps batches; it gives a
+//! one-update-at-a-time stream the threads that a single light update
+//! cannot use.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use csm_engine::{process_each_sequentially, Batch, BatchResult, EngineError};
+use csm_graph::{
+    DynamicGraph, Edge, GraphView, InputError, LocatedUpdate, Strictness, Update, UpdateVersions, Version,
+};
+use csm_planner::DeltaCounts;
+use rayon::prelude::*;
+
+use super::{count_split_in, single_edge_seeds, CpuEngine, Symmetry};
+
+/// Most updates in one overlapped run.
+const RUN_MAX: usize = 4096;
+
+/// Most list entries a run may copy into its versions (64 MiB of ids): a
+/// run that keeps touching a hub ends early instead.
+const RUN_MAX_ENTRIES: usize = 1 << 24;
+
+impl CpuEngine {
+    /// Whether one-at-a-time streams run overlapped: several threads and
+    /// single-edge rules for both signs.
+    fn overlaps(&self) -> bool {
+        let sym = self.state.as_ref().map(|s| &s.2);
+        self.threads > 1 && sym.is_some_and(|s| s.positive.is_some() && s.negative.is_some())
+    }
+
+    /// [`ContinuousMatcher::process_each`]: runs of updates that can overlap
+    /// ([`run_len`]) are matched concurrently; any other update (a vertex
+    /// update, an edge's second update in a run), and every update of a run
+    /// that does not validate, goes through `process` alone, which also
+    /// reports the first invalid update's error.
+    pub(super) fn process_each_overlapped(
+        &mut self,
+        batch: Batch<'_>,
+        out: &mut Vec<BatchResult>,
+    ) -> Result<(), EngineError> {
+        if !self.overlaps() {
+            return process_each_sequentially(self, batch, out);
+        }
+        let mut seen = HashSet::new();
+        let mut rest = batch.updates;
+        while !rest.is_empty() {
+            let g = &self.state.as_ref().expect("overlaps() checked").0;
+            let n = run_len(g, rest, &mut seen).max(1);
+            let (run, tail) = rest.split_at(n);
+            let sub = Batch { updates: run, ..batch };
+            if n == 1 || self.process_run(run, batch.source, out).is_err() {
+                process_each_sequentially(self, sub, out)?;
+            }
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// Validates `run` (strictly; on error nothing changes and nothing is
+    /// reported), matches its updates concurrently on their snapshots of the
+    /// committed graph, then stages and commits it as one batch, and appends
+    /// one result per update. A result's `seconds` is its share of the run's
+    /// matching wall time (version building included), in proportion to its
+    /// own matching time; `update_seconds` an equal share of validation,
+    /// staging and commit.
+    fn process_run(
+        &mut self,
+        run: &[LocatedUpdate],
+        source: &str,
+        out: &mut Vec<BatchResult>,
+    ) -> Result<(), InputError> {
+        let (g, _, sym) = self.state.as_mut().expect("overlaps() checked");
+        let t0 = Instant::now();
+        g.check(run, source)?;
+        let checked = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        let g: &DynamicGraph = g;
+        let edges = run_edges(g, run);
+        let pool = self.pool.as_ref();
+        let versions = &mut self.versions;
+        pool.install(|| versions.build(g, &edges));
+        let versions = &*versions;
+        let sym: &Symmetry = sym;
+        let counted: Vec<(DeltaCounts, f64)> = pool.install(|| {
+            edges
+                .par_iter()
+                .enumerate()
+                .map(|(k, &(e, insert))| {
+                    let t = Instant::now();
+                    let view = versions.view(g, UpdateVersions::common_time(k, insert));
+                    let side = if insert { &sym.positive } else { &sym.negative };
+                    let (rules, plans) = side.as_ref().expect("overlaps() checked");
+                    let mut c = DeltaCounts::default();
+                    // the seeds in turn: the pool is busy with the run's
+                    // other updates, and a heavy node still splits
+                    for (i, x, y, w) in single_edge_seeds(&view, plans, &e, rules) {
+                        let p = &plans[i as usize];
+                        c.add(p.sign, w * count_split_in(&view, &p.plan, &[x, y], true, None));
+                    }
+                    (c, t.elapsed().as_secs_f64())
+                })
+                .collect()
+        });
+        let wall = t1.elapsed().as_secs_f64();
+
+        let t2 = Instant::now();
+        let g = &mut self.state.as_mut().expect("checked").0;
+        g.stage(run, source, Strictness::Strict)?;
+        g.commit();
+        let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
+        let own: f64 = counted.iter().map(|c| c.1).sum();
+        out.extend(counted.into_iter().map(|(c, t)| BatchResult {
+            positive: c.positive,
+            negative: c.negative,
+            seconds: if own > 0.0 {
+                wall * t / own
+            } else {
+                wall / run.len() as f64
+            },
+            update_seconds: updating,
+            skipped: 0,
+            extra: Default::default(),
+        }));
+        Ok(())
+    }
+}
+
+/// Length of the longest prefix of `updates` that can run overlapped: edge
+/// updates on distinct vertex pairs (so that every version differs from
+/// the previous one by one edge and the run stages as one batch), at most
+/// [`RUN_MAX`] of them and about [`RUN_MAX_ENTRIES`] copied list entries.
+/// Validity is not checked here (staging does).
+fn run_len(g: &DynamicGraph, updates: &[LocatedUpdate], seen: &mut HashSet<(u32, u32)>) -> usize {
+    seen.clear();
+    let deg = |v| g.nbrs(v, Version::New).len();
+    let mut entries = 0;
+    for (k, u) in updates.iter().take(RUN_MAX).enumerate() {
+        let e = match u.update {
+            Update::AddEdge(e) | Update::RemoveEdge(e) => e,
+            Update::AddVertex { .. } | Update::RemoveVertex { .. } => return k,
+        };
+        // each update copies both endpoint lists
+        entries += deg(e.u) + deg(e.v) + 2 * k;
+        if !seen.insert(e.key()) || (k > 0 && entries > RUN_MAX_ENTRIES) {
+            return k;
+        }
+    }
+    updates.len().min(RUN_MAX)
+}
+
+/// The edges of a validated run in order, each with its label as stored
+/// (a deletion's from the graph) and whether it is an insertion.
+fn run_edges(g: &DynamicGraph, run: &[LocatedUpdate]) -> Vec<(Edge, bool)> {
+    run.iter()
+        .map(|u| match u.update {
+            Update::AddEdge(e) => {
+                let label = if g.edge_labelled() { e.label } else { 0 };
+                (Edge::new(e.u, e.v, label).normalized(), true)
+            }
+            Update::RemoveEdge(e) => {
+                let label = g.edge_label(e.u, e.v).expect("a validated deletion's edge exists");
+                (Edge::new(e.u, e.v, label).normalized(), false)
+            }
+            _ => unreachable!("run_len() admits edge updates only"),
+        })
+        .collect()
+}
