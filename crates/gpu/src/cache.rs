@@ -609,8 +609,10 @@ pub struct WalkSelector {
     /// Nothing is estimated or cached when the predicted kernel time of the
     /// batch (kernel time per seed of earlier batches times the seeds) is
     /// below this many seconds: the estimate's and the copy's fixed costs
-    /// (0.2-0.5 ms) would outweigh what the cache saves (`None`: always
-    /// estimate; the first batch of a query always estimates).
+    /// (0.5-2 ms) would outweigh what the cache saves (`None`: always
+    /// estimate; the first batch of a query always estimates). Default
+    /// 10 ms (match v4: 5 ms; 5-50 ms were compared side by side on match
+    /// v5's kernels, docs/GPU_NOTES.md "match v5, skip threshold").
     pub skip_below: Option<f64>,
     /// Fill what the walk-ranked lists leave of the budget with the longest
     /// lists (match v4): the walks see only part of the lists a large batch
@@ -638,7 +640,7 @@ impl Default for WalkSelector {
             min_walks: 4,
             cost_fraction: Some(0.05),
             walk_fraction: None,
-            skip_below: Some(0.005),
+            skip_below: Some(0.010),
             degree_fill: true,
             conservative: true,
             hubs: std::sync::Arc::new(Vec::new()),

@@ -11,6 +11,7 @@
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
 //!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W] [--defer-min N]
+//!               [--skip-ms MS]
 //! ```
 //!
 //! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
@@ -22,7 +23,9 @@
 //! defers from iterated lists of N elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
-//! 1% of the predicted kernel time instead of `--fe-frac`.
+//! 1% of the predicted kernel time instead of `--fe-frac`; `gcsm-skipN`
+//! skips estimate and copy below N ms of predicted kernel time (instead of
+//! `--skip-ms`, default [`WalkSelector`]'s `skip_below`; 0: never skip).
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
@@ -90,6 +93,8 @@ struct Args {
     window_min: u32,
     window_max: u32,
     defer_min: u32,
+    /// `WalkSelector::skip_below` in ms (`None`: the selector's default).
+    skip_ms: Option<f64>,
     rmat: (f64, f64, f64),
     limit_s: f64,
 }
@@ -99,8 +104,8 @@ fn usage() -> &'static str {
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--window-min N] [--window-max W] [--defer-min N] (engines also zp-v2, gcsm-v2, zp-v4, gcsm-v4, \
-     zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal)"
+     [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
+     zp-v4, gcsm-v4, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, zp-deferN, gcsm-deferN, gcsm-skipN)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -113,6 +118,16 @@ fn parse_num(s: &str) -> Result<f64, String> {
     num.parse::<f64>()
         .map(|x| x * mul)
         .map_err(|e| format!("bad number `{s}`: {e}"))
+}
+
+/// The number after `tag` in an engine name (`suffix_num("gcsm-skip25", "-skip")`
+/// = 25), up to the next non-numeric character.
+fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
+    let rest = engine.split(tag).nth(1)?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -143,6 +158,7 @@ fn parse_args() -> Result<Args, String> {
         window_min: MatcherConfig::default().window_min,
         window_max: MatcherConfig::default().window_max,
         defer_min: MatcherConfig::default().defer_min,
+        skip_ms: None,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
     };
@@ -181,6 +197,7 @@ fn parse_args() -> Result<Args, String> {
             "--window-min" => a.window_min = parse_num(&v()?)? as u32,
             "--window-max" => a.window_max = parse_num(&v()?)? as u32,
             "--defer-min" => a.defer_min = parse_num(&v()?)? as u32,
+            "--skip-ms" => a.skip_ms = Some(parse_num(&v()?)?),
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
@@ -719,7 +736,7 @@ fn run(a: Args) -> Result<(), String> {
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "skip_ms": a.skip_ms, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
 
@@ -835,11 +852,16 @@ fn run(a: Args) -> Result<(), String> {
                     if v2 {
                         // match v2's selector: no skip, no fill, plain
                         // moving averages.
-                        w.with_skip_below(None).with_degree_fill(false).with_conservative(false)
-                    } else if e.contains("-lite") {
+                        return w.with_skip_below(None).with_degree_fill(false).with_conservative(false);
+                    }
+                    let w = if e.contains("-lite") {
                         w.with_walk_fraction(Some(0.01))
                     } else {
                         w
+                    };
+                    match suffix_num(e, "-skip").or(a.skip_ms) {
+                        Some(ms) => w.with_skip_below((ms > 0.0).then_some(ms * 1e-3)),
+                        None => w,
                     }
                 })
                 .collect();
@@ -1033,8 +1055,8 @@ fn run(a: Args) -> Result<(), String> {
                         // "-deferN": deferral from iterated lists of N.
                         if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
                             s.matcher.set_defer_min(0);
-                        } else if let Some(n) = e.split("-defer").nth(1).and_then(|x| x.parse().ok()) {
-                            s.matcher.set_defer_min(n);
+                        } else if let Some(n) = suffix_num(e, "-defer") {
+                            s.matcher.set_defer_min(n as u32);
                         }
                         let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
                         s.matcher.set_windows(a.window_min, a.window_max);
@@ -1244,4 +1266,18 @@ fn cpu_count(
         return Err(format!("timed out: over {limit_s} s"));
     }
     Ok((counts, t.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suffix_num;
+
+    #[test]
+    fn engine_suffix_numbers() {
+        assert_eq!(suffix_num("gcsm-skip25", "-skip"), Some(25.0));
+        assert_eq!(suffix_num("gcsm-skip2.5-nobal", "-skip"), Some(2.5));
+        assert_eq!(suffix_num("zp-defer8192", "-defer"), Some(8192.0));
+        assert_eq!(suffix_num("gcsm-nodefer", "-defer"), None);
+        assert_eq!(suffix_num("gcsm", "-skip"), None);
+    }
 }
