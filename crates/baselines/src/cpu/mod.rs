@@ -630,6 +630,25 @@ mod tests {
         graph_from_pairs(1 << 10, &pairs, labels, None)
     }
 
+    /// The engine's static count on `threads` threads against one executor
+    /// run start vertex by start vertex; returns the plan it used.
+    fn check_static_count(
+        csr: &CsrGraph,
+        q: &QueryGraph,
+        order: &Arc<dyn OrderStrategy>,
+        threads: usize,
+        name: &str,
+    ) -> Plan {
+        let plan = static_plan(q, order.as_ref(), &GraphStats::of(csr), Version::New);
+        let mut ex = Executor::new();
+        let seq: u64 = (0..csr.num_vertices() as u32)
+            .map(|v| ex.count(csr, &plan, &[v], &mut NoVisitor))
+            .sum();
+        let par = CpuEngine::new(threads, order.clone()).unwrap();
+        assert_eq!(StaticMatcher::count(&par, csr, q).unwrap(), seq, "{name} static");
+        plan
+    }
+
     #[test]
     fn split_execution_equals_sequential() {
         let g = graph();
@@ -637,14 +656,7 @@ mod tests {
         for name in ["triangle", "4-cycle", "diamond", "4-clique", "house"] {
             let q = QueryGraph::from_data(&standard_query(name).unwrap()).unwrap();
             for order in [Arc::new(GcsmOrder) as Arc<dyn OrderStrategy>, Arc::new(CostOrder)] {
-                let stats = GraphStats::of(&csr);
-                let plan = static_plan(&q, order.as_ref(), &stats, Version::New);
-                let mut ex = Executor::new();
-                let seq: u64 = (0..csr.num_vertices() as u32)
-                    .map(|v| ex.count(&csr, &plan, &[v], &mut NoVisitor))
-                    .sum();
-                let par = CpuEngine::new(3, order.clone()).unwrap();
-                assert_eq!(StaticMatcher::count(&par, &csr, &q).unwrap(), seq, "{name} static");
+                check_static_count(&csr, &q, &order, 3, name);
                 let (g0, stream) = make_stream(&g, StreamAmount::Count(400), 0.5, 3);
                 let mut one = CpuEngine::new(1, order.clone()).unwrap().without_symmetry();
                 let mut three = CpuEngine::new(3, order.clone()).unwrap().min_parallel_work(0);
@@ -676,15 +688,8 @@ mod tests {
         for name in ["4-cycle", "diamond", "house", "5-cycle", "7-wheel"] {
             let q = QueryGraph::from_data(&standard_query(name).unwrap()).unwrap();
             let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
-            let stats = GraphStats::of(&csr);
-            let plan = static_plan(&q, order.as_ref(), &stats, Version::New);
+            let plan = check_static_count(&csr, &q, &order, 4, name);
             memo_plans += usize::from(plan.memo_from.is_some());
-            let mut ex = Executor::new();
-            let seq: u64 = (0..csr.num_vertices() as u32)
-                .map(|v| ex.count(&csr, &plan, &[v], &mut NoVisitor))
-                .sum();
-            let par = CpuEngine::new(4, order.clone()).unwrap();
-            assert_eq!(StaticMatcher::count(&par, &csr, &q).unwrap(), seq, "{name} static");
             let (g0, stream) = make_stream(&g, StreamAmount::Count(100), 0.5, 3);
             let mut one = CpuEngine::new(1, order.clone()).unwrap();
             let mut four = CpuEngine::new(4, order).unwrap();
