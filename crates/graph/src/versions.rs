@@ -3,8 +3,8 @@
 //! updates of the run can be matched concurrently, each against the graph as
 //! it stood at its own turn.
 //!
-//! This is DCSM's multi-version graph (paper 001, Sec. 4, Fig. 5 and
-//! Properties 1-3) in a form that suits a CPU matcher: where DCSM keeps
+//! This is DCSM's multi-version graph (paper 001, Sec. 1.4, Fig. 5; its
+//! visibility rules are Properties 1-3 of Sec. 1.5.1) in a form that suits a CPU matcher: where DCSM keeps
 //! per-edge lifetimes (ct, dt] inside shared neighbour arrays and filters
 //! them while intersecting, each version here is a whole copy of the list
 //! (copy on write, made when a reader first needs it), so the list a matcher

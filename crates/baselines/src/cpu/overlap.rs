@@ -8,7 +8,7 @@
 //! `csm_planner::symmetry`, run on a [`csm_graph::CommonView`] by
 //! `process`). Those graphs, one per update of the run, are kept as
 //! per-update list versions ([`UpdateVersions`], DCSM's multi-version graph,
-//! paper 001 Sec. 4), so the updates need not wait for each other: the
+//! paper 001 Sec. 1.4), so the updates need not wait for each other: the
 //! whole run is validated once, its versions are built (one list copy per
 //! changed endpoint, chains of different vertices in parallel), the updates
 //! are matched in parallel on the pool (a heavy update's nodes still split,
