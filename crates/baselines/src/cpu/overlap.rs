@@ -93,9 +93,8 @@ impl CpuEngine {
         let g: &DynamicGraph = g;
         let edges = run_edges(g, run);
         let pool = self.pool.as_ref();
-        let versions = &mut self.versions;
-        pool.install(|| versions.build(g, &edges));
-        let versions = &*versions;
+        self.versions.build(g, &edges);
+        let versions = &self.versions;
         let sym: &Symmetry = sym;
         let counted: Vec<(DeltaCounts, f64)> = pool.install(|| {
             edges
