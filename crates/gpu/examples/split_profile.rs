@@ -76,8 +76,15 @@ fn main() {
     let now = resolve(MatcherConfig::default().tasks);
     let settings = [
         ("v4", resolve(TaskOptions::v4())),
+        ("v5", resolve(TaskOptions::v5())),
         ("now", now),
-        ("d16", TaskOptions { deep_factor: 16, ..now }),
+        (
+            "noexp",
+            TaskOptions {
+                expand_few: false,
+                ..now
+            },
+        ),
     ];
     // With EMULATE=1, each task runs through the kernel's CPU model and the
     // table gets a load-balance proxy: max(longest task, total / warps).

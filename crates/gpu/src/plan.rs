@@ -172,6 +172,17 @@ pub struct TaskOptions {
     /// it moves the kernel's cheapest work to the host, one task per
     /// candidate.
     pub balance_into_last: bool,
+    /// Whether batches that the balance leaves alone (many seeds) have
+    /// their heavy seeds expanded on the host (match v6: no; v5: yes). Off,
+    /// such a batch's split is one domain lookup per seed, a sort and the
+    /// slicing, with slices of `total domain / target_tasks` elements (at
+    /// least `min_task`, at most `max_task`) so that the first launch has
+    /// about `target_tasks` tasks; heavy nodes below the start level are
+    /// left to the kernel's deferral ([`crate::MatcherConfig::defer_min`]).
+    pub expand_many: bool,
+    /// The same for batches the balance handles (few seeds; match v6 and
+    /// v5: yes, with the balance's deeper second pass).
+    pub expand_few: bool,
 }
 
 impl TaskOptions {
@@ -196,6 +207,16 @@ impl TaskOptions {
             ..TaskOptions::v4()
         }
     }
+
+    /// Match v6's defaults: [`TaskOptions::v5`] for batches of few seeds;
+    /// batches of many seeds are not expanded on the host, only sliced
+    /// (see [`TaskOptions::expand_many`]).
+    pub fn v6() -> TaskOptions {
+        TaskOptions {
+            expand_many: false,
+            ..TaskOptions::v5()
+        }
+    }
 }
 
 impl Default for TaskOptions {
@@ -210,6 +231,8 @@ impl Default for TaskOptions {
             min_task: 32,
             min_balance_work: 0,
             balance_into_last: true,
+            expand_many: true,
+            expand_few: true,
         }
     }
 }
@@ -458,8 +481,22 @@ impl QueryPlans {
             max_prefix,
             into_last: true,
         };
-        let mut done = self.expand(g, self.with_domains(g, &roots), &first, opts.max_tasks, false);
         let total = |done: &[(u32, Task)]| done.iter().map(|&(d, _)| u64::from(d)).sum::<u64>();
+        if !(if few_seeds { opts.expand_few } else { opts.expand_many }) {
+            // Match v6: only slicing on the host; the kernel defers heavy
+            // nodes below the start level.
+            let mut done = self.with_domains(g, &roots);
+            sort_heaviest_first(&mut done);
+            let max_task = if target > 0 && opts.max_task > 0 {
+                u32::try_from(total(&done) / target as u64)
+                    .unwrap_or(u32::MAX)
+                    .clamp(opts.min_task.clamp(1, opts.max_task), opts.max_task)
+            } else {
+                opts.max_task
+            };
+            return slice(done, max_task);
+        }
+        let mut done = self.expand(g, self.with_domains(g, &roots), &first, opts.max_tasks, false);
         let deep = few_seeds && done.len() < target && total(&done) >= opts.min_balance_work;
         if deep {
             // The balance's pass is bounded by the children of what it

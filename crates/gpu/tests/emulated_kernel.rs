@@ -76,6 +76,20 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
             let got = emulate(&g, None, &qp.encoded, Some(&qp.tasks(&g, &roots, &v5)), chunk);
             assert_eq!(got, (want.positive, want.negative), "batch {i}, v5 balance {v5:?}");
         }
+        // Match v6: batches of many seeds are only sliced (slices of
+        // total domain / target), and with expand_few off small ones too.
+        for (target_tasks, expand_few) in [(roots.len().max(1), true), (roots.len() * 64 + 1000, false)] {
+            let v6 = TaskOptions {
+                target_tasks,
+                expand_few,
+                min_task: 1,
+                ..TaskOptions::v6()
+            };
+            let tasks = qp.tasks(&g, &roots, &v6);
+            assert!(tasks.iter().all(|t| t.start == 2), "v6 expanded a seed on the host");
+            let got = emulate(&g, None, &qp.encoded, Some(&tasks), chunk);
+            assert_eq!(got, (want.positive, want.negative), "batch {i}, v6 split {v6:?}");
+        }
         let half: Vec<VertexId> = (0..g.num_vertices() as VertexId).filter(|v| v % 2 == 0).collect();
         let pack = DcsrPack::build(&g, &half);
         let got = emulate(&g, Some(&pack), &qp.encoded, Some(&seeds), chunk);

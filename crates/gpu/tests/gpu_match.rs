@@ -315,25 +315,75 @@ fn expanded_and_sliced_tasks_match_cpu() {
     ] {
         let q = query(name, labels);
         let want = cpu_results(&g0, &q, &batches);
-        for (expand_above, max_prefix, max_task) in [(4, 4, 8), (0, 3, 0), (64, 4, 32)] {
+        let split = |expand_above, max_prefix, max_task| TaskOptions {
+            expand_above,
+            max_prefix,
+            max_task,
+            max_tasks: 1 << 20,
+            ..TaskOptions::default()
+        };
+        // Match v6: no host expansion, slices sized for a few tasks per
+        // seed (the many-seeds rule, and for small batches too).
+        let v6 = |target_tasks, expand_few| TaskOptions {
+            target_tasks,
+            expand_few,
+            min_task: 2,
+            max_task: 64,
+            ..TaskOptions::v6()
+        };
+        for tasks in [
+            split(4, 4, 8),
+            split(0, 3, 0),
+            split(64, 4, 32),
+            v6(16, true),
+            v6(1 << 16, false),
+        ] {
             let config = MatcherConfig {
-                tasks: TaskOptions {
-                    expand_above,
-                    max_prefix,
-                    max_task,
-                    max_tasks: 1 << 20,
-                    ..TaskOptions::default()
-                },
+                tasks,
                 chunk: 64,
                 // A small staging area: lists that fit, lists that do not,
                 // and reuse of a staged list at a changing offset.
-                stage_words: if max_task == 0 { 40 } else { 4096 },
+                stage_words: if tasks.max_task == 0 { 40 } else { 4096 },
                 ..MatcherConfig::default()
             };
             for v in [Variant::Zp, Variant::Gcsm] {
                 let mut e = GpuEngine::with_config(v, Budget::Fraction(0.1), order(), config).unwrap();
                 check_engine(&mut e, &g0, &q, &batches, &want, &format!("{name}/{}/split", v.name()));
             }
+        }
+    }
+}
+
+/// The kernel compiled for more blocks per SM (match v6's
+/// `MatcherConfig::min_blocks`: fewer registers per thread) counts the same.
+#[test]
+fn min_blocks_kernel_matches_cpu() {
+    use csm_gpu::MatcherConfig;
+    if let Err(e) = gpu_available() {
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
+        return;
+    }
+    let g = rmat_graph(11, 20_000, 2, None, 45);
+    let (g0, batches) = stream(&g, 256, 2, 46);
+    for (name, labels) in [("house", &[0u32, 1][..]), ("5-cycle", &[0][..])] {
+        let q = query(name, labels);
+        let want = cpu_results(&g0, &q, &batches);
+        for min_blocks in [12, 16] {
+            let config = MatcherConfig {
+                min_blocks,
+                defer_min: 64,
+                defer_slice: 16,
+                ..MatcherConfig::default()
+            };
+            let mut e = GpuEngine::with_config(Variant::Gcsm, Budget::Fraction(0.1), order(), config).unwrap();
+            check_engine(
+                &mut e,
+                &g0,
+                &q,
+                &batches,
+                &want,
+                &format!("{name}/min_blocks {min_blocks}"),
+            );
         }
     }
 }

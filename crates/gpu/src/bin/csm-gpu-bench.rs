@@ -19,8 +19,13 @@
 //! `gcsm-v2`, an estimate on every batch (no small-batch skip);
 //! `zp-v4` and `gcsm-v4` run match v4's settings: its task split options
 //! ([`TaskOptions::v4`]: the balance may expand into the last level) and no
-//! heavy-node deferral; `-nodefer` turns only the deferral off, `-deferN`
-//! defers from iterated lists of N elements (instead of `--defer-min`);
+//! heavy-node deferral; `zp-v5` and `gcsm-v5` run match v5's task split
+//! ([`TaskOptions::v5`]: heavy seeds of every batch expanded on the host;
+//! match v6 expands only those of small batches); `-noexp` expands none
+//! (small batches are only sliced too); `-lbN` runs the kernel compiled
+//! for N blocks per SM (`MatcherConfig::min_blocks`); `-nodefer` turns
+//! only the deferral off, `-deferN` defers from iterated lists of N
+//! elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`; `gcsm-skipN`
@@ -105,7 +110,8 @@ fn usage() -> &'static str {
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
      [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
-     zp-v4, gcsm-v4, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, zp-deferN, gcsm-deferN, gcsm-skipN)"
+     zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
+     zp-deferN, gcsm-deferN, gcsm-skipN, zp-lbN, gcsm-lbN)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -651,6 +657,9 @@ fn log(t0: Instant, msg: impl AsRef<str>) {
 struct GpuSide {
     gpu: Arc<Gpu>,
     matcher: DeviceMatcher,
+    /// Matchers of the `-lbN` engines: the kernel compiled for N blocks per
+    /// SM (match v6's `MatcherConfig::min_blocks`), by N.
+    extra: Vec<(u32, DeviceMatcher)>,
     cache: DeviceCache,
     pinned: HostGraph,
     managed: Option<HostGraph>,
@@ -756,6 +765,25 @@ fn run(a: Args) -> Result<(), String> {
                 },
             )
             .map_err(|e| e.to_string())?;
+            let mut extra: Vec<(u32, DeviceMatcher)> = Vec::new();
+            for n in engines.iter().filter_map(|e| suffix_num(e, "-lb")) {
+                let n = n as u32;
+                if n > 0 && !extra.iter().any(|(k, _)| *k == n) {
+                    let m = DeviceMatcher::new(
+                        gpu.clone(),
+                        MatcherConfig {
+                            min_blocks: n,
+                            ..*matcher.config()
+                        },
+                    )
+                    .map_err(|e| e.to_string())?;
+                    log(
+                        t0,
+                        format!("kernel for {n} blocks per SM: a grid of {} blocks", m.blocks()),
+                    );
+                    extra.push((n, m));
+                }
+            }
             let pinned = HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
             let managed = if want("um") {
                 match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
@@ -787,6 +815,7 @@ fn run(a: Args) -> Result<(), String> {
             Some(GpuSide {
                 gpu,
                 matcher,
+                extra,
                 cache: DeviceCache::new(),
                 pinned,
                 managed,
@@ -898,8 +927,11 @@ fn run(a: Args) -> Result<(), String> {
     let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
     let limit_s = a.limit_s;
     if let Some(s) = gpu_side.as_mut() {
-        s.matcher
-            .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
+        let limit = Some(std::time::Duration::from_secs_f64(limit_s));
+        s.matcher.set_time_limit(limit);
+        for (_, m) in s.extra.iter_mut() {
+            m.set_time_limit(limit);
+        }
     }
     let mut offset = 0usize;
     let mut stopped = None;
@@ -1030,23 +1062,43 @@ fn run(a: Args) -> Result<(), String> {
                             other => return Err(format!("unknown engine {other}")),
                         };
                         // Settings variants: "-v2" = match v2 (no windows, no
-                        // task balance), "-v4" = match v4's task split
-                        // options, "-nobal" = no task balance.
+                        // task balance), "-v4" / "-v5" = match v4's / v5's
+                        // task split options, "-noexp" = no host expansion
+                        // for small batches either, "-nobal" = no task
+                        // balance.
+                        // "-lbN": the kernel compiled for N blocks per SM.
+                        let m: &mut DeviceMatcher = match suffix_num(e, "-lb") {
+                            Some(n) if n > 0.0 => match s.extra.iter_mut().find(|(k, _)| *k == n as u32) {
+                                Some((_, m)) => m,
+                                None => return Err(format!("no matcher for {e}")),
+                            },
+                            _ => &mut s.matcher,
+                        };
                         let v2 = e.ends_with("-v2");
                         let nobal = v2 || e.contains("-nobal");
-                        let tasks = s.matcher.config().tasks;
+                        let tasks = m.config().tasks;
                         if v2 {
-                            s.matcher.set_windows(0, 0);
+                            m.set_windows(0, 0);
                         }
                         if nobal {
-                            s.matcher.set_tasks(TaskOptions {
+                            // v2 expanded every batch's heavy seeds (v5's
+                            // first pass).
+                            let base = if v2 { TaskOptions::v5() } else { tasks };
+                            m.set_tasks(TaskOptions {
                                 target_tasks: 0,
-                                ..tasks
+                                ..base
                             });
                         } else if e.ends_with("-v4") {
-                            s.matcher.set_tasks(TaskOptions::v4());
+                            m.set_tasks(TaskOptions::v4());
+                        } else if e.ends_with("-v5") {
+                            m.set_tasks(TaskOptions::v5());
+                        } else if e.contains("-noexp") {
+                            m.set_tasks(TaskOptions {
+                                expand_few: false,
+                                ..tasks
+                            });
                         } else if e.contains("-deep16") {
-                            s.matcher.set_tasks(TaskOptions {
+                            m.set_tasks(TaskOptions {
                                 deep_factor: 16,
                                 ..tasks
                             });
@@ -1054,14 +1106,14 @@ fn run(a: Args) -> Result<(), String> {
                         // "-v2", "-v4" and "-nodefer": no heavy-node deferral;
                         // "-deferN": deferral from iterated lists of N.
                         if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
-                            s.matcher.set_defer_min(0);
+                            m.set_defer_min(0);
                         } else if let Some(n) = suffix_num(e, "-defer") {
-                            s.matcher.set_defer_min(n as u32);
+                            m.set_defer_min(n as u32);
                         }
-                        let res = run_staged(&mut s.matcher, &mut s.cache, sel, &graph, host, qp, bud);
-                        s.matcher.set_windows(a.window_min, a.window_max);
-                        s.matcher.set_tasks(tasks);
-                        s.matcher.set_defer_min(a.defer_min);
+                        let res = run_staged(m, &mut s.cache, sel, &graph, host, qp, bud);
+                        m.set_windows(a.window_min, a.window_max);
+                        m.set_tasks(tasks);
+                        m.set_defer_min(a.defer_min);
                         let row = match res {
                             Ok(r) => {
                                 let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
