@@ -632,16 +632,7 @@ __device__ bool defer_node(const Params& p, const WarpState& ws, u32 plan, u32 w
     return fits;
 }
 
-// match v6: the host may compile the kernel with MATCH_MIN_BLOCKS defined
-// (blocks per SM the compiler must allow: fewer registers per thread, more
-// warps in flight for zero-copy latency; MatcherConfig::min_blocks).
-#ifdef MATCH_MIN_BLOCKS
-#define MATCH_BOUNDS __launch_bounds__(WARPS * 32, MATCH_MIN_BLOCKS)
-#else
-#define MATCH_BOUNDS __launch_bounds__(WARPS * 32)
-#endif
-
-extern "C" __global__ void MATCH_BOUNDS match_kernel(const Params p) {
+extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Params p) {
     __shared__ WarpState sws[WARPS];
     const u32 lane = threadIdx.x & 31u;
     const u32 w = threadIdx.x >> 5;

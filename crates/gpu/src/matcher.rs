@@ -17,7 +17,7 @@ use crate::cache::DeviceCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::HostGraph;
-use crate::nvrtc::{compile_source, kernel, MATCH_CU};
+use crate::nvrtc::{kernel, MATCH_CU};
 use crate::plan::{write_task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS, TASK_WORDS};
 
 /// Threads per block of `match_kernel` (`WARPS * 32` in the source).
@@ -81,10 +81,6 @@ pub struct MatcherConfig {
     pub stage_words: u32,
     /// Blocks per SM (None: the occupancy the compiler allows).
     pub blocks_per_sm: Option<u32>,
-    /// Blocks per SM the kernel is compiled for (`__launch_bounds__`'s
-    /// minimum, match v6; 0: none, the compiler's register choice, 8
-    /// blocks per SM on the H100 since v4).
-    pub min_blocks: u32,
     /// How seeds are cut into tasks on the host (load balance).
     pub tasks: TaskOptions,
     /// Warps stop taking seeds after this long and the run is reported as
@@ -119,7 +115,6 @@ impl Default for MatcherConfig {
             chunk: 1024,
             stage_words: 4096,
             blocks_per_sm: None,
-            min_blocks: 0,
             tasks: TaskOptions::v6(),
             time_limit: None,
             window_min: 1024,
@@ -200,14 +195,7 @@ impl DeviceMatcher {
                 "matcher chunk must be >= 32, stage_words > 0 and defer_slice > 0 with deferral".into(),
             ));
         }
-        let func = if config.min_blocks > 0 {
-            let src = format!("#define MATCH_MIN_BLOCKS {}\n{}", config.min_blocks, MATCH_CU.src);
-            compile_source(&gpu, MATCH_CU.name, &src)?
-                .load_function("match_kernel")
-                .map_err(|e| GpuError::driver("cuModuleGetFunction(match_kernel)", e))?
-        } else {
-            kernel(&gpu, MATCH_CU, "match_kernel")?
-        };
+        let func = kernel(&gpu, MATCH_CU, "match_kernel")?;
         let per_sm = match config.blocks_per_sm {
             Some(b) => b.max(1),
             None => func

@@ -354,40 +354,6 @@ fn expanded_and_sliced_tasks_match_cpu() {
     }
 }
 
-/// The kernel compiled for more blocks per SM (match v6's
-/// `MatcherConfig::min_blocks`: fewer registers per thread) counts the same.
-#[test]
-fn min_blocks_kernel_matches_cpu() {
-    use csm_gpu::MatcherConfig;
-    if let Err(e) = gpu_available() {
-        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
-        return;
-    }
-    let g = rmat_graph(11, 20_000, 2, None, 45);
-    let (g0, batches) = stream(&g, 256, 2, 46);
-    for (name, labels) in [("house", &[0u32, 1][..]), ("5-cycle", &[0][..])] {
-        let q = query(name, labels);
-        let want = cpu_results(&g0, &q, &batches);
-        for min_blocks in [12, 16] {
-            let config = MatcherConfig {
-                min_blocks,
-                defer_min: 64,
-                defer_slice: 16,
-                ..MatcherConfig::default()
-            };
-            let mut e = GpuEngine::with_config(Variant::Gcsm, Budget::Fraction(0.1), order(), config).unwrap();
-            check_engine(
-                &mut e,
-                &g0,
-                &q,
-                &batches,
-                &want,
-                &format!("{name}/min_blocks {min_blocks}"),
-            );
-        }
-    }
-}
-
 /// A kernel stopped by its time limit reports the run as timed out, never
 /// as complete with partial counts (the limit can hit inside a warp's last
 /// task), whatever the limit.

@@ -22,8 +22,7 @@
 //! heavy-node deferral; `zp-v5` and `gcsm-v5` run match v5's task split
 //! ([`TaskOptions::v5`]: heavy seeds of every batch expanded on the host;
 //! match v6 expands only those of small batches); `-noexp` expands none
-//! (small batches are only sliced too); `-lbN` runs the kernel compiled
-//! for N blocks per SM (`MatcherConfig::min_blocks`); `-nodefer` turns
+//! (small batches are only sliced too); `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
 //! elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
@@ -111,7 +110,7 @@ fn usage() -> &'static str {
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
      [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
-     zp-deferN, gcsm-deferN, gcsm-skipN, zp-lbN, gcsm-lbN)"
+     zp-deferN, gcsm-deferN, gcsm-skipN)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -657,9 +656,6 @@ fn log(t0: Instant, msg: impl AsRef<str>) {
 struct GpuSide {
     gpu: Arc<Gpu>,
     matcher: DeviceMatcher,
-    /// Matchers of the `-lbN` engines: the kernel compiled for N blocks per
-    /// SM (match v6's `MatcherConfig::min_blocks`), by N.
-    extra: Vec<(u32, DeviceMatcher)>,
     cache: DeviceCache,
     pinned: HostGraph,
     managed: Option<HostGraph>,
@@ -765,25 +761,6 @@ fn run(a: Args) -> Result<(), String> {
                 },
             )
             .map_err(|e| e.to_string())?;
-            let mut extra: Vec<(u32, DeviceMatcher)> = Vec::new();
-            for n in engines.iter().filter_map(|e| suffix_num(e, "-lb")) {
-                let n = n as u32;
-                if n > 0 && !extra.iter().any(|(k, _)| *k == n) {
-                    let m = DeviceMatcher::new(
-                        gpu.clone(),
-                        MatcherConfig {
-                            min_blocks: n,
-                            ..*matcher.config()
-                        },
-                    )
-                    .map_err(|e| e.to_string())?;
-                    log(
-                        t0,
-                        format!("kernel for {n} blocks per SM: a grid of {} blocks", m.blocks()),
-                    );
-                    extra.push((n, m));
-                }
-            }
             let pinned = HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
             let managed = if want("um") {
                 match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
@@ -815,7 +792,6 @@ fn run(a: Args) -> Result<(), String> {
             Some(GpuSide {
                 gpu,
                 matcher,
-                extra,
                 cache: DeviceCache::new(),
                 pinned,
                 managed,
@@ -927,11 +903,8 @@ fn run(a: Args) -> Result<(), String> {
     let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
     let limit_s = a.limit_s;
     if let Some(s) = gpu_side.as_mut() {
-        let limit = Some(std::time::Duration::from_secs_f64(limit_s));
-        s.matcher.set_time_limit(limit);
-        for (_, m) in s.extra.iter_mut() {
-            m.set_time_limit(limit);
-        }
+        s.matcher
+            .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
     }
     let mut offset = 0usize;
     let mut stopped = None;
@@ -1066,14 +1039,7 @@ fn run(a: Args) -> Result<(), String> {
                         // task split options, "-noexp" = no host expansion
                         // for small batches either, "-nobal" = no task
                         // balance.
-                        // "-lbN": the kernel compiled for N blocks per SM.
-                        let m: &mut DeviceMatcher = match suffix_num(e, "-lb") {
-                            Some(n) if n > 0.0 => match s.extra.iter_mut().find(|(k, _)| *k == n as u32) {
-                                Some((_, m)) => m,
-                                None => return Err(format!("no matcher for {e}")),
-                            },
-                            _ => &mut s.matcher,
-                        };
+                        let m = &mut s.matcher;
                         let v2 = e.ends_with("-v2");
                         let nobal = v2 || e.contains("-nobal");
                         let tasks = m.config().tasks;
