@@ -614,6 +614,11 @@ pub struct WalkSelector {
     /// 10 ms (match v4: 5 ms; 5-50 ms were compared side by side on match
     /// v5's kernels, docs/GPU_NOTES.md "match v5, skip threshold").
     pub skip_below: Option<f64>,
+    /// With `skip_below` set and nothing predicted yet (the query's first
+    /// batch), batches of fewer seeds than this skip the estimate too
+    /// (match v6; `None`: the first batch always estimates). The next
+    /// batch's prediction comes from the uncached kernel.
+    pub cold_skip_seeds: Option<usize>,
     /// Fill what the walk-ranked lists leave of the budget with the longest
     /// lists (match v4): the walks see only part of the lists a large batch
     /// reads, and a degree-ranked cache ("Naive") reads fewer host bytes on
@@ -641,6 +646,7 @@ impl Default for WalkSelector {
             cost_fraction: Some(0.05),
             walk_fraction: None,
             skip_below: Some(0.010),
+            cold_skip_seeds: None,
             degree_fill: true,
             conservative: true,
             hubs: std::sync::Arc::new(Vec::new()),
@@ -679,6 +685,12 @@ impl WalkSelector {
     /// Sets (or turns off) the small-batch skip ([`Self::skip_below`]).
     pub fn with_skip_below(mut self, s: Option<f64>) -> Self {
         self.skip_below = s;
+        self
+    }
+
+    /// Sets (or turns off) the first batch's skip ([`Self::cold_skip_seeds`]).
+    pub fn with_cold_skip(mut self, seeds: Option<usize>) -> Self {
+        self.cold_skip_seeds = seeds;
         self
     }
 
@@ -722,6 +734,7 @@ impl WalkSelector {
     pub fn skips(&self, seeds: usize) -> bool {
         match (self.skip_below, self.kernel_per_seed) {
             (Some(t), Some(kps)) => kps * seeds as f64 <= t,
+            (Some(_), None) => self.cold_skip_seeds.is_some_and(|n| seeds < n),
             _ => false,
         }
     }
@@ -1018,5 +1031,30 @@ impl CacheSelector for SamplerSelector {
         report
             .map(|s| s.vertices)
             .map_err(|e| GpuError::OverBudget(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first batch (nothing predicted) estimates unless the cold skip
+    /// says it is small; afterwards the prediction decides.
+    #[test]
+    fn cold_skip_applies_only_before_the_first_prediction() {
+        let w = WalkSelector::default();
+        assert!(!w.skips(10), "the default first batch estimates");
+        let mut w = w.with_cold_skip(Some(100));
+        assert!(w.skips(10) && !w.skips(100));
+        w.observe(&Observed {
+            seeds: 10,
+            fe_seconds: 0.0,
+            dc_seconds: 0.0,
+            kernel_seconds: 0.010,
+            cache_bytes: 0,
+        });
+        // 1 ms per seed: 5 seeds predict 5 ms (below 10 ms), 50 seeds 50 ms.
+        assert!(w.skips(5) && !w.skips(50));
+        assert!(!w.with_skip_below(None).with_cold_skip(Some(100)).skips(10));
     }
 }

@@ -176,13 +176,16 @@ pub struct TaskOptions {
     /// their heavy seeds expanded on the host (match v6: no; v5: yes). Off,
     /// such a batch's split is one domain lookup per seed, a sort and the
     /// slicing, with slices of `total domain / target_tasks` elements (at
-    /// least `min_task`, at most `max_task`) so that the first launch has
+    /// least `slice_min`, at most `max_task`) so that the first launch has
     /// about `target_tasks` tasks; heavy nodes below the start level are
     /// left to the kernel's deferral ([`crate::MatcherConfig::defer_min`]).
     pub expand_many: bool,
     /// The same for batches the balance handles (few seeds; match v6 and
     /// v5: yes, with the balance's deeper second pass).
     pub expand_few: bool,
+    /// Smallest slice of that slicing (match v6: 32; the balance's pass
+    /// keeps `min_task`).
+    pub slice_min: u32,
 }
 
 impl TaskOptions {
@@ -233,6 +236,7 @@ impl Default for TaskOptions {
             balance_into_last: true,
             expand_many: true,
             expand_few: true,
+            slice_min: 32,
         }
     }
 }
@@ -490,7 +494,7 @@ impl QueryPlans {
             let max_task = if target > 0 && opts.max_task > 0 {
                 u32::try_from(total(&done) / target as u64)
                     .unwrap_or(u32::MAX)
-                    .clamp(opts.min_task.clamp(1, opts.max_task), opts.max_task)
+                    .clamp(opts.slice_min.clamp(1, opts.max_task), opts.max_task)
             } else {
                 opts.max_task
             };

@@ -82,7 +82,7 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
             let v6 = TaskOptions {
                 target_tasks,
                 expand_few,
-                min_task: 1,
+                slice_min: 1,
                 ..TaskOptions::v6()
             };
             let tasks = qp.tasks(&g, &roots, &v6);

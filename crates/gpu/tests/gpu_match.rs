@@ -327,7 +327,7 @@ fn expanded_and_sliced_tasks_match_cpu() {
         let v6 = |target_tasks, expand_few| TaskOptions {
             target_tasks,
             expand_few,
-            min_task: 2,
+            slice_min: 2,
             max_task: 64,
             ..TaskOptions::v6()
         };

@@ -22,7 +22,10 @@
 //! heavy-node deferral; `zp-v5` and `gcsm-v5` run match v5's task split
 //! ([`TaskOptions::v5`]: heavy seeds of every batch expanded on the host;
 //! match v6 expands only those of small batches); `-noexp` expands none
-//! (small batches are only sliced too); `-nodefer` turns
+//! (small batches are only sliced too); `-sliceN` cuts those slices no
+//! smaller than N (`TaskOptions::slice_min`, default 32); `gcsm-coldN`
+//! skips the estimate on a query's first batch when it has fewer than N
+//! seeds (`WalkSelector::cold_skip_seeds`); `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
 //! elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
@@ -110,7 +113,7 @@ fn usage() -> &'static str {
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
      [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
-     zp-deferN, gcsm-deferN, gcsm-skipN)"
+     zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -864,6 +867,10 @@ fn run(a: Args) -> Result<(), String> {
                     } else {
                         w
                     };
+                    let w = match suffix_num(e, "-cold") {
+                        Some(n) => w.with_cold_skip(Some(n as usize)),
+                        None => w,
+                    };
                     match suffix_num(e, "-skip").or(a.skip_ms) {
                         Some(ms) => w.with_skip_below((ms > 0.0).then_some(ms * 1e-3)),
                         None => w,
@@ -1061,6 +1068,11 @@ fn run(a: Args) -> Result<(), String> {
                         } else if e.contains("-noexp") {
                             m.set_tasks(TaskOptions {
                                 expand_few: false,
+                                ..tasks
+                            });
+                        } else if let Some(n) = suffix_num(e, "-slice") {
+                            m.set_tasks(TaskOptions {
+                                slice_min: n as u32,
                                 ..tasks
                             });
                         } else if e.contains("-deep16") {
