@@ -242,6 +242,12 @@ impl DeviceMatcher {
         self.config.defer_min = min;
     }
 
+    /// Changes the size of deferred slices (see
+    /// [`MatcherConfig::defer_slice`]; at least 1).
+    pub fn set_defer_slice(&mut self, slice: u32) {
+        self.config.defer_slice = slice.max(1);
+    }
+
     /// Changes the window settings (see [`MatcherConfig::window_min`]).
     pub fn set_windows(&mut self, min: u32, max: u32) {
         self.config.window_min = min;

@@ -25,7 +25,8 @@
 //! (small batches are only sliced too); `-sliceN` cuts those slices no
 //! smaller than N (`TaskOptions::slice_min`, default 32); `gcsm-coldN`
 //! skips the estimate on a query's first batch when it has fewer than N
-//! seeds (`WalkSelector::cold_skip_seeds`); `-nodefer` turns
+//! seeds (`WalkSelector::cold_skip_seeds`); `-dsN` defers heavy nodes in
+//! slices of N elements (default 512); `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
 //! elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
@@ -113,7 +114,8 @@ fn usage() -> &'static str {
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
      [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
-     zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN)"
+     zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN, \
+     zp-dsN, gcsm-dsN)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -1088,10 +1090,16 @@ fn run(a: Args) -> Result<(), String> {
                         } else if let Some(n) = suffix_num(e, "-defer") {
                             m.set_defer_min(n as u32);
                         }
+                        // "-dsN": deferred slices of N elements.
+                        let defer_slice = m.config().defer_slice;
+                        if let Some(n) = suffix_num(e, "-ds") {
+                            m.set_defer_slice(n as u32);
+                        }
                         let res = run_staged(m, &mut s.cache, sel, &graph, host, qp, bud);
                         m.set_windows(a.window_min, a.window_max);
                         m.set_tasks(tasks);
                         m.set_defer_min(a.defer_min);
+                        m.set_defer_slice(defer_slice);
                         let row = match res {
                             Ok(r) => {
                                 let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
