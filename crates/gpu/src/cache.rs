@@ -610,14 +610,14 @@ pub struct WalkSelector {
     /// batch (kernel time per seed of earlier batches times the seeds) is
     /// below this many seconds: the estimate's and the copy's fixed costs
     /// (0.5-2 ms) would outweigh what the cache saves (`None`: always
-    /// estimate; the first batch of a query always estimates). Default
+    /// estimate; with nothing predicted yet, see `cold_skip_seeds`). Default
     /// 10 ms (match v4: 5 ms; 5-50 ms were compared side by side on match
     /// v5's kernels, docs/GPU_NOTES.md "match v5, skip threshold").
     pub skip_below: Option<f64>,
     /// With `skip_below` set and nothing predicted yet (the query's first
     /// batch), batches of fewer seeds than this skip the estimate too
-    /// (match v6; `None`: the first batch always estimates). The next
-    /// batch's prediction comes from the uncached kernel.
+    /// (match v6: 512; `None`: the first batch always estimates, match
+    /// v5). The next batch's prediction comes from the uncached kernel.
     pub cold_skip_seeds: Option<usize>,
     /// Fill what the walk-ranked lists leave of the budget with the longest
     /// lists (match v4): the walks see only part of the lists a large batch
@@ -646,7 +646,7 @@ impl Default for WalkSelector {
             cost_fraction: Some(0.05),
             walk_fraction: None,
             skip_below: Some(0.010),
-            cold_skip_seeds: None,
+            cold_skip_seeds: Some(512),
             degree_fill: true,
             conservative: true,
             hubs: std::sync::Arc::new(Vec::new()),
@@ -1042,8 +1042,8 @@ mod tests {
     /// says it is small; afterwards the prediction decides.
     #[test]
     fn cold_skip_applies_only_before_the_first_prediction() {
-        let w = WalkSelector::default();
-        assert!(!w.skips(10), "the default first batch estimates");
+        let w = WalkSelector::default().with_cold_skip(None);
+        assert!(!w.skips(10), "without the cold skip the first batch estimates");
         let mut w = w.with_cold_skip(Some(100));
         assert!(w.skips(10) && !w.skips(100));
         w.observe(&Observed {

@@ -97,7 +97,8 @@ pub struct MatcherConfig {
     /// Heavy-node deferral (match v5): a node below its task's start level
     /// whose iterated list has at least this many elements is written out
     /// as tasks of `defer_slice` elements each and run by every warp in a
-    /// next launch (0: off, match v4).
+    /// next launch (0: off, match v4). Match v6: 1,024 in slices of 256
+    /// (v5: 2,048 in slices of 512).
     pub defer_min: u32,
     /// See `defer_min`.
     pub defer_slice: u32,
@@ -119,8 +120,8 @@ impl Default for MatcherConfig {
             time_limit: None,
             window_min: 1024,
             window_max: 1024,
-            defer_min: 2048,
-            defer_slice: 512,
+            defer_min: 1024,
+            defer_slice: 256,
             defer_cap: 1 << 20,
             defer_rounds: 3,
         }

@@ -19,14 +19,17 @@
 //! `gcsm-v2`, an estimate on every batch (no small-batch skip);
 //! `zp-v4` and `gcsm-v4` run match v4's settings: its task split options
 //! ([`TaskOptions::v4`]: the balance may expand into the last level) and no
-//! heavy-node deferral; `zp-v5` and `gcsm-v5` run match v5's task split
-//! ([`TaskOptions::v5`]: heavy seeds of every batch expanded on the host;
-//! match v6 expands only those of small batches); `-noexp` expands none
+//! heavy-node deferral; `zp-v5` and `gcsm-v5` run match v5's settings:
+//! its task split ([`TaskOptions::v5`]: heavy seeds of every batch
+//! expanded on the host; match v6 expands only those of small batches),
+//! deferral from lists of 2,048 in slices of 512 and no cold skip (v4's
+//! engines have no cold skip either); `-noexp` expands none
 //! (small batches are only sliced too); `-sliceN` cuts those slices no
 //! smaller than N (`TaskOptions::slice_min`, default 32); `gcsm-coldN`
 //! skips the estimate on a query's first batch when it has fewer than N
-//! seeds (`WalkSelector::cold_skip_seeds`); `-dsN` defers heavy nodes in
-//! slices of N elements (default 512); `-nodefer` turns
+//! seeds (`WalkSelector::cold_skip_seeds`, default 512; `-cold0`: off);
+//! `-dsN` defers heavy nodes in slices of N elements (default 256);
+//! `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
 //! elements (instead of `--defer-min`);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
@@ -871,6 +874,8 @@ fn run(a: Args) -> Result<(), String> {
                     };
                     let w = match suffix_num(e, "-cold") {
                         Some(n) => w.with_cold_skip(Some(n as usize)),
+                        // v4's and v5's first batches always estimated.
+                        None if e.ends_with("-v4") || e.ends_with("-v5") => w.with_cold_skip(None),
                         None => w,
                     };
                     match suffix_num(e, "-skip").or(a.skip_ms) {
@@ -1089,11 +1094,16 @@ fn run(a: Args) -> Result<(), String> {
                             m.set_defer_min(0);
                         } else if let Some(n) = suffix_num(e, "-defer") {
                             m.set_defer_min(n as u32);
+                        } else if e.ends_with("-v5") {
+                            // match v5's deferral: lists of 2,048, slices of 512.
+                            m.set_defer_min(2048);
                         }
                         // "-dsN": deferred slices of N elements.
                         let defer_slice = m.config().defer_slice;
                         if let Some(n) = suffix_num(e, "-ds") {
                             m.set_defer_slice(n as u32);
+                        } else if e.ends_with("-v5") {
+                            m.set_defer_slice(512);
                         }
                         let res = run_staged(m, &mut s.cache, sel, &graph, host, qp, bud);
                         m.set_windows(a.window_min, a.window_max);
