@@ -1,5 +1,5 @@
 //! Times the host part of a GPU batch that needs no GPU: the seeds and the
-//! task split ([`QueryPlans::tasks`]) under two [`TaskOptions`] settings, on
+//! task split ([`QueryPlans::tasks`]) under four [`TaskOptions`] settings, on
 //! an R-MAT graph built here (the bench's stream and queries, smaller).
 //!
 //! ```text
@@ -9,7 +9,9 @@
 //! Defaults: scale 21, 30 M edges, 3 batches per size, 4,224 kernel warps
 //! (the H100's grid: 1,056 blocks of 4 warps). Prints, per batch size and
 //! query, the median seeds and split time and the task count of match v4's
-//! options and of the current defaults.
+//! and v5's options, of the current defaults (match v6: batches of many
+//! seeds only sliced) and of v6 with small batches only sliced too
+//! ("noexp").
 
 use std::time::Instant;
 
