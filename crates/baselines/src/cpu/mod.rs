@@ -582,37 +582,22 @@ impl ContinuousMatcher for CpuEngine {
             .state
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
-        let parallel = self.threads > 1;
-        let pool = self.pool.as_ref();
         let t0 = Instant::now();
-        // graph work on the pool too: serial staging of a few thousand
-        // updates costs more than matching a light query
-        let skipped = if parallel {
-            pool.install(|| {
-                g.stage_parallel(batch.updates, batch.source, batch.strictness)
-                    .map(|d| d.skipped)
-            })?
-        } else {
-            g.stage(batch.updates, batch.source, batch.strictness)?.skipped
-        };
+        let skipped = g.stage(batch.updates, batch.source, batch.strictness)?.skipped;
         let staged = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let delta = g.pending_delta().expect("staged");
         let gr: &DynamicGraph = g;
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
-        let run = parallel.then_some((pool, min_work));
-        let (counts, stayed) = count_delta_adaptive(gr, plans, Some(sym), delta, run, &mut self.exec);
+        let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
+        let (counts, stayed) = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
         let seconds = t1.elapsed().as_secs_f64();
         if let Some(work) = stayed {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
-        if parallel {
-            pool.install(|| g.commit_parallel());
-        } else {
-            g.commit();
-        }
+        g.commit();
         Ok(BatchResult {
             positive: counts.positive,
             negative: counts.negative,

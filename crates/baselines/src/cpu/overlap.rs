@@ -85,14 +85,14 @@ impl CpuEngine {
         out: &mut Vec<BatchResult>,
     ) -> Result<(), InputError> {
         let (g, _, sym) = self.state.as_mut().expect("overlaps() checked");
-        let pool = self.pool.as_ref();
         let t0 = Instant::now();
-        pool.install(|| g.check_parallel(run, source))?;
+        g.check(run, source)?;
         let checked = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         let g: &DynamicGraph = g;
         let edges = run_edges(g, run);
+        let pool = self.pool.as_ref();
         self.versions.build(g, &edges);
         let versions = &self.versions;
         let sym: &Symmetry = sym;
@@ -120,11 +120,8 @@ impl CpuEngine {
 
         let t2 = Instant::now();
         let g = &mut self.state.as_mut().expect("checked").0;
-        pool.install(|| -> Result<(), InputError> {
-            g.stage_parallel(run, source, Strictness::Strict)?;
-            g.commit_parallel();
-            Ok(())
-        })?;
+        g.stage(run, source, Strictness::Strict)?;
+        g.commit();
         let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
         let own: f64 = counted.iter().map(|c| c.1).sum();
         out.extend(counted.into_iter().map(|(c, t)| BatchResult {
