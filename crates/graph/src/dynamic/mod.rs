@@ -16,9 +16,6 @@
 //!    linear in the list length.
 
 mod overlay;
-mod parallel;
-
-pub use parallel::PARALLEL_MIN_UPDATES;
 
 use crate::csr::CsrGraph;
 use crate::error::InputError;
