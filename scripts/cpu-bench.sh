@@ -9,14 +9,16 @@
 #   scripts/cpu-bench.sh --remote  What that call runs on the device: thread
 #                                  scaling of (1) one update at a time on
 #                                  Enron, (2) batches of 4096 on Enron with 8
-#                                  labels, (3) static matching on a 10 M-edge
+#                                  labels (and those batches' graph updates
+#                                  alone, staging_probe), (3) static
+#                                  matching on a 10 M-edge
 #                                  R-MAT; writes $OUT/cpu_bench.log and
 #                                  $OUT/cpu_bench.csv.
 #
 # Environment (remote): THREADS (default "1 2 4 8 16"), RMAT (path of the
 # generated static graph), STATIC_THREADS, STATIC_QUERIES (name:labels ...)
 # (default "1 16"), STATIC_TIMEOUT (seconds per static run, default 60),
-# SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_BATCH=1, SKIP_STATIC=1.
+# SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_STAGING=1, SKIP_BATCH=1, SKIP_STATIC=1.
 # To compare two builds side by side in one call, carry the other build's
 # bin/ (with this script) as carry-cpu/bin-old and run it too with
 # OUT=$OUT/old (scripts/cpu-bench.sh --with-old DIR stages it).
@@ -41,8 +43,9 @@ if [[ "${1:-}" != "--remote" ]]; then
     cd "$HERE/.."
     cargo build --release -p csm-bench --bin csm
     cargo build --release -p csm-baselines --example delta_probe
+    cargo build --release -p csm-graph --example staging_probe
     rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/data"
-    cp target/release/csm target/release/examples/delta_probe "$CARRY/bin/"
+    cp target/release/csm target/release/examples/delta_probe target/release/examples/staging_probe "$CARRY/bin/"
     strip "$CARRY"/bin/*
     cp scripts/cpu-bench.sh "$CARRY/bin/"
     cp "$ENRON" "$CARRY/data/email-Enron.txt"
@@ -81,6 +84,11 @@ done
             awk -v t="$mode" '$1 ~ /:$/ {q=$1; sub(":","",q); m=$0; sub(/.*match /,"",m); sub(/s .*/,"",m); print "single-2core," q "," t "," m "," $3}' >>"$CSV"
     done
 done
+
+if [[ -z "${SKIP_STAGING:-}" && -x "$BIN/staging_probe" ]]; then
+    echo "== graph updates alone (check, stage, commit; one thread): Enron, 10% stream, batches of 4096"
+    "$BIN/staging_probe" "$G" 4096
+fi
 
 [[ -z "${SKIP_BATCH:-}" ]] && echo "== batches of 4096: Enron, 8 labels, 10% stream"
 [[ -z "${SKIP_BATCH:-}" ]] && for q in triangle 4-clique 4-cycle diamond house 5-cycle; do

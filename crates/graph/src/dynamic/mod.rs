@@ -15,12 +15,13 @@
 //!    Sec. V-A): marked entries are dropped and the appended part is merged in,
 //!    linear in the list length.
 
-use std::collections::HashMap;
+mod overlay;
 
 use crate::csr::CsrGraph;
-use crate::error::{ErrorKind, InputError};
-use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::error::InputError;
+use crate::types::{Edge, GraphData, Label, LocatedUpdate, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version, MARK};
+use overlay::Overlay;
 
 /// How [`DynamicGraph::stage`] treats an invalid update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,7 +158,13 @@ impl DynamicGraph {
         if !self.exists(u) || !self.exists(v) {
             return None;
         }
-        self.nbrs(u, Version::Old).find(v)
+        // search the shorter list (both hold the edge, with the same label)
+        let (a, b) = if self.base[u as usize] <= self.base[v as usize] {
+            (u, v)
+        } else {
+            (v, u)
+        };
+        self.nbrs(a, Version::Old).find(b)
     }
 
     /// Validates `updates` in order against the current graph, then stages
@@ -206,7 +213,7 @@ impl DynamicGraph {
         source: &str,
         strictness: Strictness,
     ) -> Result<BatchDelta, InputError> {
-        let mut ov = Overlay::default();
+        let mut ov = Overlay::with_capacity(updates.len());
         let mut out = BatchDelta::default();
         for lu in updates {
             if let Err(kind) = ov.step(self, lu.update) {
@@ -223,8 +230,7 @@ impl DynamicGraph {
             }
         }
         for &key in &ov.edge_order {
-            let before = self.edge_label(key.0, key.1);
-            let after = ov.edges[&key];
+            let (before, after) = (ov.edges[&key].before, ov.edges[&key].now);
             if before == after {
                 continue;
             }
@@ -295,22 +301,34 @@ impl DynamicGraph {
         }
     }
 
-    fn push(&mut self, a: VertexId, b: VertexId, label: Label) {
-        let ai = a as usize;
-        if self.len[ai] == self.cap[ai] {
-            let (s, l) = (self.off[ai] as usize, self.len[ai] as usize);
-            let new_cap = (l * 2).max(4);
-            let new_off = self.ids.len();
-            self.ids.extend_from_within(s..s + l);
-            self.ids.resize(new_off + new_cap, 0);
-            if self.edge_labelled {
-                self.elabels.extend_from_within(s..s + l);
-                self.elabels.resize(new_off + new_cap, 0);
-            }
-            self.waste += self.cap[ai] as usize;
-            self.off[ai] = new_off as u64;
-            self.cap[ai] = new_cap as u32;
+    /// Makes room for `extra` more entries in `v`'s list: a list that
+    /// overflows moves to the arena's end with its capacity doubled until it
+    /// fits (amortised O(1) per appended entry).
+    fn reserve_list(&mut self, v: VertexId, extra: usize) {
+        let vi = v as usize;
+        let (s, l) = (self.off[vi] as usize, self.len[vi] as usize);
+        if l + extra <= self.cap[vi] as usize {
+            return;
         }
+        let mut new_cap = (l * 2).max(4);
+        while new_cap < l + extra {
+            new_cap *= 2;
+        }
+        let new_off = self.ids.len();
+        self.ids.extend_from_within(s..s + l);
+        self.ids.resize(new_off + new_cap, 0);
+        if self.edge_labelled {
+            self.elabels.extend_from_within(s..s + l);
+            self.elabels.resize(new_off + new_cap, 0);
+        }
+        self.waste += self.cap[vi] as usize;
+        self.off[vi] = new_off as u64;
+        self.cap[vi] = new_cap as u32;
+    }
+
+    fn push(&mut self, a: VertexId, b: VertexId, label: Label) {
+        self.reserve_list(a, 1);
+        let ai = a as usize;
         let p = self.off[ai] as usize + self.len[ai] as usize;
         self.ids[p] = b;
         if self.edge_labelled {
@@ -344,45 +362,30 @@ impl DynamicGraph {
             return BatchDelta::default();
         };
         let mut scratch: Vec<(VertexId, Label)> = Vec::new();
-        let mut recompute_max = false;
-        for &v in &p.touched {
-            let (s, base, len) = self.slot(v);
-            let old_live = base;
-            // drop marked entries of the old part
-            let mut w = s;
-            for i in s..s + base {
-                if self.ids[i] & MARK == 0 {
-                    self.ids[w] = self.ids[i];
-                    if self.edge_labelled {
-                        self.elabels[w] = self.elabels[i];
-                    }
-                    w += 1;
-                }
-            }
-            // merge the appended part in from the back
-            scratch.clear();
-            scratch.extend((s + base..s + len).map(|i| (self.ids[i], self.label_at(i))));
-            let mut i = w; // one past the last kept old entry
-            let mut j = scratch.len();
-            let mut k = w + scratch.len();
-            while j > 0 {
-                if i > s && self.ids[i - 1] > scratch[j - 1].0 {
-                    self.ids[k - 1] = self.ids[i - 1];
-                    if self.edge_labelled {
-                        self.elabels[k - 1] = self.elabels[i - 1];
-                    }
-                    i -= 1;
+        let labelled = self.edge_labelled;
+        let new_lens: Vec<u32> = p
+            .touched
+            .iter()
+            .map(|&v| {
+                let (s, base, len) = self.slot(v);
+                let els: &mut [Label] = if labelled {
+                    &mut self.elabels[s..s + len]
                 } else {
-                    self.ids[k - 1] = scratch[j - 1].0;
-                    if self.edge_labelled {
-                        self.elabels[k - 1] = scratch[j - 1].1;
-                    }
-                    j -= 1;
-                }
-                k -= 1;
-            }
-            let new_len = (w - s) + scratch.len();
+                    &mut []
+                };
+                reorganise(&mut self.ids[s..s + len], els, base, &mut scratch) as u32
+            })
+            .collect();
+        self.finish_commit(p, &new_lens)
+    }
+
+    /// The bookkeeping after every touched list has been reorganised to
+    /// `new_lens` (parallel to `p.touched`).
+    fn finish_commit(&mut self, p: Pending, new_lens: &[u32]) -> BatchDelta {
+        let mut recompute_max = false;
+        for (&v, &new_len) in p.touched.iter().zip(new_lens) {
             let vi = v as usize;
+            let (old_live, new_len) = (self.base[vi] as usize, new_len as usize);
             self.len[vi] = new_len as u32;
             self.base[vi] = new_len as u32;
             self.marked[vi] = 0;
@@ -428,14 +431,6 @@ impl DynamicGraph {
         self.cap.truncate(n);
         self.base.truncate(n);
         self.marked.truncate(n);
-    }
-
-    fn label_at(&self, i: usize) -> Label {
-        if self.edge_labelled {
-            self.elabels[i]
-        } else {
-            0
-        }
     }
 
     /// Rewrites the arena without abandoned slots (keeps each list's headroom).
@@ -531,106 +526,44 @@ impl GraphView for DynamicGraph {
     }
 }
 
-/// The sequential state of touched edges and vertices during validation.
-#[derive(Default)]
-struct Overlay {
-    edges: HashMap<(VertexId, VertexId), Option<Label>>,
-    edge_order: Vec<(VertexId, VertexId)>,
-    vertices: HashMap<VertexId, Option<Label>>,
-    vertex_order: Vec<VertexId>,
-}
-
-impl Overlay {
-    fn vertex(&self, g: &DynamicGraph, v: VertexId) -> Option<Label> {
-        match self.vertices.get(&v) {
-            Some(&s) => s,
-            None if g.exists(v) => Some(g.labels[v as usize]),
-            None => None,
-        }
-    }
-
-    fn edge(&self, g: &DynamicGraph, key: (VertexId, VertexId)) -> Option<Label> {
-        match self.edges.get(&key) {
-            Some(&s) => s,
-            None => g.edge_label(key.0, key.1),
-        }
-    }
-
-    fn set_edge(&mut self, key: (VertexId, VertexId), state: Option<Label>) {
-        if self.edges.insert(key, state).is_none() {
-            self.edge_order.push(key);
-        }
-    }
-
-    fn set_vertex(&mut self, v: VertexId, state: Option<Label>) {
-        if self.vertices.insert(v, state).is_none() {
-            self.vertex_order.push(v);
-        }
-    }
-
-    fn step(&mut self, g: &DynamicGraph, u: Update) -> Result<(), ErrorKind> {
-        match u {
-            Update::AddVertex { id, label } => {
-                if id > MAX_VERTEX_ID {
-                    return Err(ErrorKind::VertexIdTooLarge(id as u64));
-                }
-                if label == ABSENT {
-                    return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
-                }
-                if self.vertex(g, id).is_some() {
-                    return Err(ErrorKind::DuplicateVertex(id));
-                }
-                if g.exists(id) && g.labels[id as usize] != label {
-                    return Err(ErrorKind::VertexReAdded(id));
-                }
-                self.set_vertex(id, Some(label));
+/// GCSM Sec. V-A step 4 for one list `ids` (its edge labels in `labels`, or
+/// empty when the graph has none): drops the marked entries of the old part
+/// `[0, base)` and merges the sorted appended part `[base, len)` in, from
+/// the back. Returns the new length.
+fn reorganise(ids: &mut [VertexId], labels: &mut [Label], base: usize, scratch: &mut Vec<(VertexId, Label)>) -> usize {
+    let labelled = !labels.is_empty();
+    // entries before the first mark stay where they are
+    let first = ids[..base].iter().position(|&x| x & MARK != 0).unwrap_or(base);
+    let mut w = first;
+    for i in first..base {
+        if ids[i] & MARK == 0 {
+            ids[w] = ids[i];
+            if labelled {
+                labels[w] = labels[i];
             }
-            Update::RemoveVertex { id } => {
-                if self.vertex(g, id).is_none() {
-                    return Err(ErrorKind::UnknownVertex(id));
-                }
-                // delete every edge incident to `id` in the current state
-                let mut incident: Vec<(VertexId, VertexId)> = Vec::new();
-                if g.exists(id) {
-                    for (w, _) in g.nbrs(id, Version::Old).iter() {
-                        incident.push((id.min(w), id.max(w)));
-                    }
-                }
-                incident.extend(self.edge_order.iter().copied().filter(|k| k.0 == id || k.1 == id));
-                for key in incident {
-                    if self.edge(g, key).is_some() {
-                        self.set_edge(key, None);
-                    }
-                }
-                self.set_vertex(id, None);
-            }
-            Update::AddEdge(e) => {
-                let key = self.check_endpoints(g, e)?;
-                if self.edge(g, key).is_some() {
-                    return Err(ErrorKind::DuplicateEdge(key.0, key.1));
-                }
-                self.set_edge(key, Some(if g.edge_labelled { e.label } else { 0 }));
-            }
-            Update::RemoveEdge(e) => {
-                let key = self.check_endpoints(g, e)?;
-                if self.edge(g, key).is_none() {
-                    return Err(ErrorKind::MissingEdge(key.0, key.1));
-                }
-                self.set_edge(key, None);
-            }
+            w += 1;
         }
-        Ok(())
     }
-
-    fn check_endpoints(&self, g: &DynamicGraph, e: Edge) -> Result<(VertexId, VertexId), ErrorKind> {
-        if e.u == e.v {
-            return Err(ErrorKind::SelfLoop(e.u));
-        }
-        for x in [e.u, e.v] {
-            if self.vertex(g, x).is_none() {
-                return Err(ErrorKind::UnknownVertex(x));
+    scratch.clear();
+    scratch.extend((base..ids.len()).map(|i| (ids[i], if labelled { labels[i] } else { 0 })));
+    let mut i = w; // one past the last kept old entry
+    let mut j = scratch.len();
+    let mut k = w + scratch.len();
+    while j > 0 {
+        if i > 0 && ids[i - 1] > scratch[j - 1].0 {
+            ids[k - 1] = ids[i - 1];
+            if labelled {
+                labels[k - 1] = labels[i - 1];
             }
+            i -= 1;
+        } else {
+            ids[k - 1] = scratch[j - 1].0;
+            if labelled {
+                labels[k - 1] = scratch[j - 1].1;
+            }
+            j -= 1;
         }
-        Ok(e.key())
+        k -= 1;
     }
+    w + scratch.len()
 }

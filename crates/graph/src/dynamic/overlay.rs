@@ -1,0 +1,140 @@
+//! Sequential batch validation: the state of every edge and vertex a batch
+//! has touched so far, on top of the committed graph.
+
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
+use super::DynamicGraph;
+use crate::error::ErrorKind;
+use crate::types::{Edge, Label, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::view::{GraphView, Version};
+
+/// A touched edge's label (or absence) in the graph and after the updates
+/// validated so far.
+#[derive(Clone, Copy)]
+pub(super) struct EdgeState {
+    pub(super) before: Option<Label>,
+    pub(super) now: Option<Label>,
+}
+
+/// The sequential state of touched edges and vertices during validation
+/// (small integer keys: a fast fixed hasher, no DoS concern).
+#[derive(Default)]
+pub(super) struct Overlay {
+    pub(super) edges: HashMap<(VertexId, VertexId), EdgeState, FixedState>,
+    pub(super) edge_order: Vec<(VertexId, VertexId)>,
+    pub(super) vertices: HashMap<VertexId, Option<Label>, FixedState>,
+    pub(super) vertex_order: Vec<VertexId>,
+}
+
+impl Overlay {
+    fn vertex(&self, g: &DynamicGraph, v: VertexId) -> Option<Label> {
+        match self.vertices.get(&v) {
+            Some(&s) => s,
+            None if g.exists(v) => Some(g.labels[v as usize]),
+            None => None,
+        }
+    }
+
+    /// An overlay for a batch of `n` updates.
+    pub(super) fn with_capacity(n: usize) -> Overlay {
+        Overlay {
+            edges: HashMap::with_capacity_and_hasher(n, FixedState::default()),
+            edge_order: Vec::with_capacity(n),
+            ..Overlay::default()
+        }
+    }
+
+    fn edge(&self, g: &DynamicGraph, key: (VertexId, VertexId)) -> EdgeState {
+        match self.edges.get(&key) {
+            Some(&s) => s,
+            None => {
+                let before = g.edge_label(key.0, key.1);
+                EdgeState { before, now: before }
+            }
+        }
+    }
+
+    fn set_edge(&mut self, key: (VertexId, VertexId), state: EdgeState) {
+        if self.edges.insert(key, state).is_none() {
+            self.edge_order.push(key);
+        }
+    }
+
+    fn set_vertex(&mut self, v: VertexId, state: Option<Label>) {
+        if self.vertices.insert(v, state).is_none() {
+            self.vertex_order.push(v);
+        }
+    }
+
+    pub(super) fn step(&mut self, g: &DynamicGraph, u: Update) -> Result<(), ErrorKind> {
+        match u {
+            Update::AddVertex { id, label } => {
+                if id > MAX_VERTEX_ID {
+                    return Err(ErrorKind::VertexIdTooLarge(id as u64));
+                }
+                if label == ABSENT {
+                    return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
+                }
+                if self.vertex(g, id).is_some() {
+                    return Err(ErrorKind::DuplicateVertex(id));
+                }
+                if g.exists(id) && g.labels[id as usize] != label {
+                    return Err(ErrorKind::VertexReAdded(id));
+                }
+                self.set_vertex(id, Some(label));
+            }
+            Update::RemoveVertex { id } => {
+                if self.vertex(g, id).is_none() {
+                    return Err(ErrorKind::UnknownVertex(id));
+                }
+                // delete every edge incident to `id` in the current state
+                let mut incident: Vec<(VertexId, VertexId)> = Vec::new();
+                if g.exists(id) {
+                    for (w, _) in g.nbrs(id, Version::Old).iter() {
+                        incident.push((id.min(w), id.max(w)));
+                    }
+                }
+                incident.extend(self.edge_order.iter().copied().filter(|k| k.0 == id || k.1 == id));
+                for key in incident {
+                    let state = self.edge(g, key);
+                    if state.now.is_some() {
+                        self.set_edge(key, EdgeState { now: None, ..state });
+                    }
+                }
+                self.set_vertex(id, None);
+            }
+            Update::AddEdge(e) => {
+                let key = self.check_endpoints(g, e)?;
+                let state = self.edge(g, key);
+                if state.now.is_some() {
+                    return Err(ErrorKind::DuplicateEdge(key.0, key.1));
+                }
+                let now = Some(if g.edge_labelled { e.label } else { 0 });
+                self.set_edge(key, EdgeState { now, ..state });
+            }
+            Update::RemoveEdge(e) => {
+                let key = self.check_endpoints(g, e)?;
+                let state = self.edge(g, key);
+                if state.now.is_none() {
+                    return Err(ErrorKind::MissingEdge(key.0, key.1));
+                }
+                self.set_edge(key, EdgeState { now: None, ..state });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_endpoints(&self, g: &DynamicGraph, e: Edge) -> Result<(VertexId, VertexId), ErrorKind> {
+        if e.u == e.v {
+            return Err(ErrorKind::SelfLoop(e.u));
+        }
+        for x in [e.u, e.v] {
+            if self.vertex(g, x).is_none() {
+                return Err(ErrorKind::UnknownVertex(x));
+            }
+        }
+        Ok(e.key())
+    }
+}
