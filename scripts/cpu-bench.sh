@@ -93,7 +93,7 @@ fi
 [[ -z "${SKIP_BATCH:-}" ]] && echo "== batches of 4096: Enron, 8 labels, 10% stream"
 [[ -z "${SKIP_BATCH:-}" ]] && for q in triangle 4-clique 4-cycle diamond house 5-cycle; do
     for t in $THREADS; do
-        line=$("$BIN/csm" stream -g "$G" --labels 8 --label-seed 1 -q "$q" --stream-fraction 0.1 --seed 1 -b 4096 -t "$t" --json | tail -1)
+        line=$("$BIN/csm" stream -g "$G" --labels 8 --label-seed 1 -q "$q" --stream-fraction 0.1 --seed 1 -b 4096 -t "$t" --order gcsm --json | tail -1)
         echo "$q t=$t $line"
         secs=$(sed -E 's/.*"seconds":([0-9.e-]+).*/\1/' <<<"$line")
         res="$(sed -E 's/.*"positive":([0-9]+).*/\1/' <<<"$line")+$(sed -E 's/.*"negative":([0-9]+).*/\1/' <<<"$line")"
@@ -107,7 +107,7 @@ if [[ -z "${SKIP_STATIC:-}" ]]; then
     [[ -f "$R" ]] || "$BIN/csm" gen graph --kind rmat --scale 20 --edges 10000000 --labels 16 --seed 1 --format graph -o "$R"
     for q in ${STATIC_QUERIES:-triangle:0,1,2 4-cycle:0,1,0,1 diamond:0,1,0,1 4-clique:0,1,2,3 house:0,1,2,3,4 5-cycle:0,1,0,1,2}; do
         for t in ${STATIC_THREADS:-1 16}; do
-            line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --json | tail -1 || echo '{"timeout":true}')
+            line=$(timeout "${STATIC_TIMEOUT:-60}" "$BIN/csm" match -g "$R" -q "$q" -t "$t" --order gcsm --json | tail -1 || echo '{"timeout":true}')
             echo "$q t=$t $line"
             secs=$(sed -nE 's/.*"seconds":([0-9.e-]+).*/\1/p' <<<"$line")
             cnt=$(sed -nE 's/.*"count":([0-9]+).*/\1/p' <<<"$line")

@@ -19,7 +19,7 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             threads: 0,
-            order: Arc::new(csm_planner::GcsmOrder),
+            order: Arc::new(csm_planner::CostOrder),
         }
     }
 }

@@ -316,8 +316,9 @@ pub struct EngineArgs {
     /// Worker threads (0 = all cores).
     #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
     pub threads: usize,
-    /// Matching order: gcsm (GCSM's fixed order) or cost (cost-based).
-    #[arg(long, value_name = "ORDER", default_value = "gcsm")]
+    /// Matching order: cost (label frequencies, then query structure; the
+    /// default) or gcsm (GCSM's fixed, data-independent order).
+    #[arg(long, value_name = "ORDER", default_value = "cost")]
     pub order: String,
     /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm.
     #[arg(long, value_name = "V", default_value = "gcsm")]
