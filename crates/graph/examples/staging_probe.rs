@@ -1,23 +1,27 @@
 //! Times the graph side of batch processing on its own: validation
 //! (`check`), `stage` (validation plus marks and appends) and `commit` (the
 //! reorganisation of Sec. V-A step 4). `cargo run --release -p csm-graph
-//! --example staging_probe -- GRAPH [BATCH]`: a 10% mixed stream (seed 1)
-//! in batches of BATCH = 4096 updates; best of 5 passes, each on a fresh
-//! copy of G_0.
+//! --example staging_probe -- GRAPH [BATCH] [FRACTION]`: a mixed stream of
+//! FRACTION = 10% of the edges (seed 1) in batches of BATCH = 4096 updates;
+//! best of 5 passes, each on a fresh copy of G_0. Also prints the store's
+//! memory against the CSR of the same graph, before and after the stream.
 
 use std::time::Instant;
 
 use csm_graph::format::{read_graph_file, ReadOptions};
 use csm_graph::gen::{make_stream, StreamAmount};
-use csm_graph::{DynamicGraph, Strictness};
+use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = args.first().ok_or("usage: staging_probe GRAPH [BATCH]")?;
+    let path = args.first().ok_or("usage: staging_probe GRAPH [BATCH] [FRACTION]")?;
     let batch: usize = args.get(1).map_or(Ok(4096), |s| s.parse())?;
+    let fraction: f64 = args.get(2).map_or(Ok(0.1), |s| s.parse())?;
     let (g, _) = read_graph_file(path, None, &ReadOptions::default())?;
-    let (g0, updates) = make_stream(&g, StreamAmount::Fraction(0.1), 0.5, 1);
+    let (g0, updates) = make_stream(&g, StreamAmount::Fraction(fraction), 0.5, 1);
     let base = DynamicGraph::from_data(&g0)?;
+    let csr_bytes = CsrGraph::from_data(&g0)?.memory_bytes() as f64;
+    let mut after = 0.0;
     let mut best = [f64::MAX; 3];
     for _ in 0..5 {
         let mut dg = base.clone();
@@ -34,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             sums[1] += (t2 - t1).as_secs_f64();
             sums[2] += (t3 - t2).as_secs_f64();
         }
+        after = dg.memory_bytes() as f64 / dg.to_csr(Version::Old).memory_bytes() as f64;
         for (b, s) in best.iter_mut().zip(sums) {
             *b = b.min(s);
         }
@@ -44,6 +49,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         best[0] * 1e3,
         best[1] * 1e3,
         best[2] * 1e3
+    );
+    println!(
+        "DynamicGraph memory: {:.2}x the CSR of G_0 when built, {:.2}x the CSR of the final graph after the stream",
+        base.memory_bytes() as f64 / csr_bytes,
+        after
     );
     Ok(())
 }
