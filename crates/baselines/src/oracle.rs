@@ -11,6 +11,7 @@
 //!   embedding of exactly one Q', the pull-back of G[f(V)].
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
 
 use csm_engine::{EngineError, StaticMatcher};
 use csm_graph::{CsrGraph, GraphData, GraphView, Label, VertexId, ABSENT};
@@ -120,6 +121,11 @@ impl Vf2 {
     }
 }
 
+/// The VF2 oracle declines (`Unsupported`) when its first supergraph's time
+/// times the number of supergraphs exceeds this: `csm verify --engines all`
+/// recounts with it after every batch.
+pub const VF2_TIME_BUDGET_S: f64 = 5.0;
+
 impl StaticMatcher for Vf2 {
     fn name(&self) -> &str {
         "vf2"
@@ -164,6 +170,8 @@ impl StaticMatcher for Vf2 {
         let mut total = 0;
         // choice[k] = 0: pair k stays a non-edge, else edge with elabels[choice-1]
         let mut choice = vec![0usize; non_edges.len()];
+        let started = Instant::now();
+        let mut first = true;
         loop {
             let mut qg: UnGraph<Label, Label> = UnGraph::default();
             for &l in q.labels() {
@@ -178,6 +186,20 @@ impl StaticMatcher for Vf2 {
                 }
             }
             total += Self::induced(&qg, &pg);
+            if first {
+                // the first supergraph (Q itself) is the sparsest and slowest:
+                // refuse when all of them would take longer than the budget
+                first = false;
+                let predicted = started.elapsed().as_secs_f64() * combos;
+                if predicted > VF2_TIME_BUDGET_S {
+                    return Err(EngineError::Unsupported {
+                        engine: "vf2".into(),
+                        reason: format!(
+                            "VF2 would take about {predicted:.0} s for {combos} supergraphs (budget {VF2_TIME_BUDGET_S} s)"
+                        ),
+                    });
+                }
+            }
             // next combination (odometer)
             let mut k = 0;
             while k < choice.len() {
