@@ -320,20 +320,16 @@ impl DynamicGraph {
         }
     }
 
-    /// Makes room for `extra` more entries in `v`'s list: a list that
-    /// overflows moves to the arena's end with its capacity doubled until it
-    /// fits (amortised O(1) per appended entry).
-    fn reserve_list(&mut self, v: VertexId, extra: usize) {
+    /// Makes room for one more entry in `v`'s list: a full list moves to
+    /// the arena's end with its capacity grown by half (amortised O(1) per
+    /// appended entry, less slack than doubling).
+    fn reserve_list(&mut self, v: VertexId) {
         let vi = v as usize;
         let (s, l) = (self.off[vi] as usize, self.len[vi] as usize);
-        if l + extra <= self.cap[vi] as usize {
+        if l < self.cap[vi] as usize {
             return;
         }
-        // grow by half (amortised O(1) per append, less slack than doubling)
-        let mut new_cap = (l + l / 2).max(4);
-        while new_cap < l + extra {
-            new_cap += new_cap / 2;
-        }
+        let new_cap = (l + l / 2).max(4);
         self.reserve_arena(new_cap);
         let new_off = self.ids.len();
         self.ids.extend_from_within(s..s + l);
@@ -361,7 +357,7 @@ impl DynamicGraph {
     }
 
     fn push(&mut self, a: VertexId, b: VertexId, label: Label) {
-        self.reserve_list(a, 1);
+        self.reserve_list(a);
         let ai = a as usize;
         let p = self.off[ai] as usize + self.len[ai] as usize;
         self.ids[p] = b;
@@ -396,34 +392,21 @@ impl DynamicGraph {
             return BatchDelta::default();
         };
         let mut scratch: Vec<(VertexId, Label)> = Vec::new();
-        let labelled = self.edge_labelled;
-        let new_lens: Vec<u32> = p
-            .touched
-            .iter()
-            .map(|&v| {
-                let (s, base, len) = self.slot(v);
-                let els: &mut [Label] = if labelled {
-                    &mut self.elabels[s..s + len]
-                } else {
-                    &mut []
-                };
-                reorganise(&mut self.ids[s..s + len], els, base, &mut scratch) as u32
-            })
-            .collect();
-        self.finish_commit(p, &new_lens)
-    }
-
-    /// The bookkeeping after every touched list has been reorganised to
-    /// `new_lens` (parallel to `p.touched`).
-    fn finish_commit(&mut self, p: Pending, new_lens: &[u32]) -> BatchDelta {
         let mut recompute_max = false;
-        for (&v, &new_len) in p.touched.iter().zip(new_lens) {
+        for &v in &p.touched {
+            let (s, base, len) = self.slot(v);
+            let els: &mut [Label] = if self.edge_labelled {
+                &mut self.elabels[s..s + len]
+            } else {
+                &mut []
+            };
+            let new_len = reorganise(&mut self.ids[s..s + len], els, base, &mut scratch);
             let vi = v as usize;
-            let (old_live, new_len) = (self.base[vi] as usize, new_len as usize);
             self.len[vi] = new_len as u32;
             self.base[vi] = new_len as u32;
             self.marked[vi] = 0;
-            if old_live == self.max_degree && new_len < old_live {
+            // `base` was the list's live length before the batch
+            if base == self.max_degree && new_len < base {
                 recompute_max = true;
             }
             self.max_degree = self.max_degree.max(new_len);
@@ -468,8 +451,8 @@ impl DynamicGraph {
     }
 
     /// Rewrites the arena without abandoned slots; a list keeps at most
-    /// [`DynamicGraph::headroom`] free slots (a list that grew by doubling
-    /// gives the rest back). Only between batches.
+    /// [`DynamicGraph::headroom`] free slots (a list that grew gives the
+    /// rest back). Only between batches.
     fn compact(&mut self) {
         let mut ids = Vec::with_capacity(self.ids.len() - self.waste);
         let mut el = Vec::new();
