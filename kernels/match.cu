@@ -802,3 +802,14 @@ extern "C" __global__ void set_slots(u32* __restrict__ slots, const u32* __restr
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x)
         slots[rowidx[i]] = clear ? 0u : i + 1;
 }
+
+// dst[segs[3i + 1] + j] = src[segs[3i] + j] for j < segs[3i + 2]: the
+// resident cache's refresh (match v7, crates/gpu/src/resident.rs) moves the
+// re-copied lists from the patch to their slots, one block per segment.
+extern "C" __global__ void copy_segments(u32* __restrict__ dst, const u32* __restrict__ src,
+                                         const u32* __restrict__ segs, u32 nsegs) {
+    for (u32 s = blockIdx.x; s < nsegs; s += gridDim.x) {
+        const u32 from = segs[3 * s], to = segs[3 * s + 1], len = segs[3 * s + 2];
+        for (u32 j = threadIdx.x; j < len; j += blockDim.x) dst[(u64)to + j] = src[(u64)from + j];
+    }
+}

@@ -252,6 +252,13 @@ run_remote() {
             rc=$?
             echo "   gpu_match deferral under memcheck: exit $rc"
             ((rc == 0)) || failures=$((failures + 1))
+            # The resident cache (match v7): refreshes over many batches.
+            timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                "$CARRY_BIN/test-test-gpu_match" --test-threads=1 resident_cache_matches_cpu_over_many_batches \
+                >>"$out/sanitizer.log" 2>&1
+            rc=$?
+            echo "   gpu_match resident cache under memcheck: exit $rc"
+            ((rc == 0)) || failures=$((failures + 1))
         fi
         set -e
         grep -E "ERROR SUMMARY|test result" "$out/sanitizer.log" || true

@@ -407,6 +407,20 @@ impl DeviceCache {
     }
 }
 
+/// A device cache the matching kernel can look lists up in.
+pub trait KernelCache {
+    /// `(rowidx, rowptr, colidx, collab, ncached, slots, nslots)` device
+    /// addresses for the kernel (all 0 when empty; see
+    /// [`DeviceCache::kernel_args`]).
+    fn kernel_args(&self, gpu: &Gpu) -> [u64; 7];
+}
+
+impl KernelCache for DeviceCache {
+    fn kernel_args(&self, gpu: &Gpu) -> [u64; 7] {
+        DeviceCache::kernel_args(self, gpu)
+    }
+}
+
 /// Everything a policy may look at to choose the cached vertices.
 pub struct SelectCtx<'a> {
     /// The graph with the batch staged.

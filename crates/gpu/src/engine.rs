@@ -8,6 +8,7 @@
 //! | [`Variant::Vsgm`] | pinned host memory | every list within k hops of the batch (must fit) |
 //! | [`Variant::Naive`] | pinned host memory | highest-degree lists within the budget |
 //! | [`Variant::Gcsm`] | pinned host memory | highest estimated access frequency within the budget |
+//! | [`Variant::GcsmPersist`] | pinned host memory | resident (match v7): the longest lists, filled once; a batch re-copies only the cached lists it or the last batch changed |
 //!
 //! Per batch ([`ContinuousMatcher::process`]): stage the batch on the host
 //! graph (and mirror the touched lists, Sec. V-A steps 1-3), estimate the
@@ -23,13 +24,15 @@ use csm_planner::{static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
 
 use crate::cache::{
-    within_budget, CacheSelector, DegreeSelector, DeviceCache, KHopSelector, Observed, SelectCtx, WalkSelector,
+    top_degree, within_budget, CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, Observed,
+    SelectCtx, WalkSelector,
 };
 use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans};
+use crate::resident::ResidentCache;
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +47,11 @@ pub enum Variant {
     Naive,
     /// Sampling-based cache (GCSM).
     Gcsm,
+    /// Resident cache (match v7, [`crate::resident`]): filled once with the
+    /// longest lists within the budget when the graph is loaded; each batch
+    /// re-copies only the cached lists it (or the previous batch) changed.
+    /// No per-batch estimate.
+    GcsmPersist,
 }
 
 impl Variant {
@@ -56,7 +64,7 @@ impl Variant {
         Variant::Gcsm,
     ];
 
-    /// Short name: `zp`, `um`, `vsgm`, `naive`, `gcsm`.
+    /// Short name: `zp`, `um`, `vsgm`, `naive`, `gcsm`, `gcsm-persist`.
     pub fn name(&self) -> &'static str {
         match self {
             Variant::Zp => "zp",
@@ -64,10 +72,11 @@ impl Variant {
             Variant::Vsgm { .. } => "vsgm",
             Variant::Naive => "naive",
             Variant::Gcsm => "gcsm",
+            Variant::GcsmPersist => "gcsm-persist",
         }
     }
 
-    /// Parses `zp`, `um`, `vsgm`, `vsgm:K`, `naive`, `gcsm`.
+    /// Parses `zp`, `um`, `vsgm`, `vsgm:K`, `naive`, `gcsm`, `gcsm-persist`.
     pub fn parse(s: &str) -> Option<Variant> {
         let s = s.trim().to_ascii_lowercase();
         Some(match s.as_str() {
@@ -76,6 +85,7 @@ impl Variant {
             "vsgm" => Variant::Vsgm { k: None },
             "naive" | "degree" => Variant::Naive,
             "gcsm" => Variant::Gcsm,
+            "gcsm-persist" | "persist" | "resident" => Variant::GcsmPersist,
             _ => {
                 let k = s.strip_prefix("vsgm:")?.parse().ok()?;
                 Variant::Vsgm { k: Some(k) }
@@ -94,7 +104,7 @@ impl Variant {
     /// The variant's cache policy (None: no cache).
     pub fn selector(&self) -> Option<Box<dyn CacheSelector>> {
         match *self {
-            Variant::Zp | Variant::Um => None,
+            Variant::Zp | Variant::Um | Variant::GcsmPersist => None,
             Variant::Vsgm { k } => Some(Box::new(KHopSelector { k })),
             Variant::Naive => Some(Box::new(DegreeSelector::default())),
             Variant::Gcsm => Some(Box::new(WalkSelector::default())),
@@ -192,7 +202,7 @@ pub fn run_staged(
     let t_split = Instant::now();
     let tasks = plans.tasks(g, &seeds, &matcher.task_options());
     run.split_seconds = t_split.elapsed().as_secs_f64();
-    let cache_ref = (!cache.is_empty()).then_some(&*cache);
+    let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
     let k = matcher.run(host, cache_ref, &plans.encoded, Seeds::Explicit(&tasks))?;
     if k.aborted {
         return Err(GpuError::TimedOut(format!(
@@ -209,6 +219,42 @@ pub fn run_staged(
             kernel_seconds: k.kernel_seconds,
             cache_bytes: run.cache_bytes,
         });
+    }
+    run.tasks = tasks.len();
+    run.roots = seeds.len();
+    run.positive = k.positive;
+    run.negative = k.negative;
+    run.kernel_seconds = k.kernel_seconds;
+    run.kernel = k;
+    run.seconds = t0.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+/// Runs one staged batch over a cache that is already in place (the
+/// resident cache, or none): seeds, task split, kernel. No estimate and no
+/// copy (`fe_seconds` and `dc_seconds` are 0; the caller adds its refresh).
+pub fn run_cached(
+    matcher: &mut DeviceMatcher,
+    cache: Option<&dyn KernelCache>,
+    g: &DynamicGraph,
+    host: &HostGraph,
+    plans: &QueryPlans,
+) -> GpuResult<StagedRun> {
+    let t0 = Instant::now();
+    let empty = csm_graph::BatchDelta::default();
+    let delta = g.pending_delta().unwrap_or(&empty);
+    let seeds = plans.seeds(g, delta);
+    let mut run = StagedRun::default();
+    let t_split = Instant::now();
+    let tasks = plans.tasks(g, &seeds, &matcher.task_options());
+    run.split_seconds = t_split.elapsed().as_secs_f64();
+    let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&tasks))?;
+    if k.aborted {
+        return Err(GpuError::TimedOut(format!(
+            "the matching kernel hit its time limit of {:?} ({} tasks)",
+            matcher.config().time_limit.unwrap_or_default(),
+            tasks.len()
+        )));
     }
     run.tasks = tasks.len();
     run.roots = seeds.len();
@@ -244,6 +290,10 @@ struct Inner {
     matcher: DeviceMatcher,
     cache: DeviceCache,
     selector: Option<Box<dyn CacheSelector>>,
+    /// The resident cache of [`Variant::GcsmPersist`] (built by `init`).
+    resident: Option<ResidentCache>,
+    /// Seconds the resident cache's fill took (reported with the first batch).
+    resident_fill: Option<(f64, usize)>,
     state: Option<State>,
 }
 
@@ -290,6 +340,8 @@ impl GpuEngine {
                 matcher,
                 cache: DeviceCache::new(),
                 selector: variant.selector(),
+                resident: None,
+                resident_fill: None,
                 state: None,
             }),
         })
@@ -331,6 +383,17 @@ impl GpuEngine {
         let host = HostGraph::build(self.gpu.clone(), &graph, self.variant.memory(), true).map_err(gpu_err)?;
         let budget = self.budget.resolve(host.graph_bytes());
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        inner.resident = None;
+        inner.resident_fill = None;
+        if self.variant == Variant::GcsmPersist {
+            // Filled once, with the graph (like the host graph's own copy):
+            // its time is reported as `resident_fill_seconds` of the first
+            // batch, not in a batch's matching time.
+            let ranked = top_degree(&graph, 1 << 20);
+            let (c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, budget).map_err(gpu_err)?;
+            inner.resident_fill = Some((load.seconds, load.bytes));
+            inner.resident = Some(c);
+        }
         inner.state = Some(State {
             graph,
             host,
@@ -365,6 +428,8 @@ impl ContinuousMatcher for GpuEngine {
             matcher,
             cache,
             selector,
+            resident,
+            resident_fill,
             state,
         } = inner;
         let st = state
@@ -385,11 +450,43 @@ impl ContinuousMatcher for GpuEngine {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
-        let run = match run_staged(matcher, cache, sel, &st.graph, &st.host, &st.plans, st.budget) {
+        let result = if variant == Variant::GcsmPersist {
+            // Bring the resident lists in step with the staged batch (the
+            // lists this batch and the last one changed), then match.
+            let t = Instant::now();
+            let refreshed = match resident.as_mut() {
+                Some(c) => c.refresh(matcher.gpu(), &st.graph, &changed).map(|l| l.bytes),
+                None => Ok(0),
+            };
+            let dc = t.elapsed().as_secs_f64();
+            match refreshed {
+                Ok(bytes) => {
+                    let kc = resident.as_ref().map(|c| c as &dyn KernelCache);
+                    run_cached(matcher, kc, &st.graph, &st.host, &st.plans).map(|mut r| {
+                        r.dc_seconds = dc;
+                        r.seconds += dc;
+                        r.cache_bytes = bytes;
+                        r.cache_vertices = resident.as_ref().map_or(0, |c| c.layout().live());
+                        r
+                    })
+                }
+                Err(e) => {
+                    // A half-applied refresh leaves the device copy unknown.
+                    *resident = None;
+                    Err(e)
+                }
+            }
+        } else {
+            run_staged(matcher, cache, sel, &st.graph, &st.host, &st.plans, st.budget)
+        };
+        let run = match result {
             Ok(r) => r,
             Err(e) => {
                 st.graph.abort();
                 let _ = st.host.sync(&st.graph, &changed);
+                if let Some(c) = resident.as_mut() {
+                    c.invalidate(&changed);
+                }
                 return Err(gpu_err(e));
             }
         };
@@ -414,6 +511,10 @@ impl ContinuousMatcher for GpuEngine {
         extra.insert("split_seconds".into(), json!(run.split_seconds));
         extra.insert("deferred".into(), json!(run.kernel.deferred));
         extra.insert("launches".into(), json!(run.kernel.launches));
+        if let Some((secs, bytes)) = resident_fill.take() {
+            extra.insert("resident_fill_seconds".into(), json!(secs));
+            extra.insert("resident_fill_bytes".into(), json!(bytes));
+        }
         Ok(BatchResult {
             positive: run.positive,
             negative: run.negative,

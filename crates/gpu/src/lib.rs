@@ -39,8 +39,9 @@ pub mod matcher;
 pub mod nvrtc;
 pub mod plan;
 pub mod probe;
+pub mod resident;
 
-pub use cache::{CacheSelector, DeviceCache, SelectCtx};
+pub use cache::{CacheSelector, DeviceCache, KernelCache, SelectCtx};
 pub use device::{gpu_available, DeviceInfo, Gpu, ManagedBuffer, MemInfo, PinnedBuffer};
 pub use engine::{run_staged, Budget, GpuEngine, StagedRun, Variant};
 pub use error::{GpuError, GpuResult};
@@ -50,6 +51,7 @@ pub use matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 pub use nvrtc::{compile_source, KernelSource};
 pub use plan::{QueryPlans, Seed};
 pub use probe::{probe_bandwidth, probe_memory, ProbeMemory, ProbeResult};
+pub use resident::{ResidentCache, ResidentLayout};
 
 /// Re-export of the pinned cudarc version, for crates that launch their own
 /// kernels on a [`Gpu`]'s context and stream.

@@ -4,7 +4,8 @@
 //! staging area for short host lists), the counters, the upload buffers
 //! for plans and tasks and the two deferral buffers; [`DeviceMatcher::run`]
 //! counts the embeddings of a set of encoded plans from a set of tasks over
-//! a [`HostGraph`] and an optional [`DeviceCache`]: one launch, then (match
+//! a [`HostGraph`] and an optional device cache ([`crate::cache::DeviceCache`]
+//! or [`crate::resident::ResidentCache`]): one launch, then (match
 //! v5) one more launch per round of heavy nodes the previous one deferred
 //! (see [`MatcherConfig::defer_min`]).
 
@@ -13,7 +14,7 @@ use std::time::Instant;
 
 use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 
-use crate::cache::DeviceCache;
+use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::HostGraph;
@@ -386,7 +387,7 @@ impl DeviceMatcher {
     pub fn run(
         &mut self,
         host: &HostGraph,
-        cache: Option<&DeviceCache>,
+        cache: Option<&dyn KernelCache>,
         plans: &[u32],
         seeds: Seeds<'_>,
     ) -> GpuResult<KernelStats> {

@@ -85,6 +85,7 @@ fn variants() -> Vec<(Variant, Budget)> {
         (Variant::Vsgm { k: None }, Budget::Bytes(256 << 20)),
         (Variant::Naive, Budget::Fraction(0.2)),
         (Variant::Gcsm, Budget::Fraction(0.2)),
+        (Variant::GcsmPersist, Budget::Fraction(0.2)),
     ]
 }
 
@@ -188,6 +189,45 @@ fn full_cache_reads_no_host_bytes_and_zp_does() {
     let mut zp = engine_or_skip(Variant::Zp, Budget::default()).unwrap();
     let r = check_engine(&mut zp, &g0, &q, &batches, &want, "zp");
     assert!(r.iter().any(|x| x.extra["host_bytes"].as_u64().unwrap() > 0));
+}
+
+/// The resident cache (match v7) over a long stream of mixed batches: with
+/// a small budget (most lists zero-copy, hub lists cached and refreshed),
+/// and with every list cached (no host bytes at all: each batch must read
+/// its N / N' views from refreshed cached lists), with and without edge
+/// labels; counts equal the CPU's on every batch.
+#[test]
+fn resident_cache_matches_cpu_over_many_batches() {
+    let plain = rmat_graph(11, 20_000, 2, None, 81);
+    let labelled = rmat_graph(10, 8000, 2, Some(2), 82);
+    let cases = [
+        (&plain, query("house", &[0, 1]), 256),
+        (&plain, query("5-cycle", &[0]), 64),
+        (&labelled, edge_labelled_query("house", &[0], &[1, 0, 0]), 128),
+    ];
+    for (g, q, size) in cases {
+        let (g0, batches) = stream(g, size, 8, 83);
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
+        for budget in [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)] {
+            let Some(mut e) = engine_or_skip(Variant::GcsmPersist, budget) else {
+                return;
+            };
+            let r = check_engine(&mut e, &g0, &q, &batches, &want, &format!("persist {budget:?}"));
+            assert!(r[0].extra.contains_key("resident_fill_seconds"));
+            let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
+            assert!(cached > 0, "nothing cached: {:?}", r[0].extra);
+            if budget == Budget::Fraction(3.0) {
+                for x in &r {
+                    assert_eq!(
+                        x.extra["host_bytes"], 0,
+                        "full resident cache read host lists: {:?}",
+                        x.extra
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -426,7 +466,7 @@ fn windowed_membership_matches_cpu() {
                 stage_words,
                 ..MatcherConfig::default()
             };
-            for v in [Variant::Zp, Variant::Gcsm] {
+            for v in [Variant::Zp, Variant::Gcsm, Variant::GcsmPersist] {
                 let mut e = GpuEngine::with_config(v, Budget::Fraction(0.05), order(), config).unwrap();
                 if v == Variant::Gcsm {
                     // Cache every batch (the small-batch skip would leave
