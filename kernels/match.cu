@@ -813,3 +813,50 @@ extern "C" __global__ void copy_segments(u32* __restrict__ dst, const u32* __res
         for (u32 j = threadIdx.x; j < len; j += blockDim.x) dst[(u64)to + j] = src[(u64)from + j];
     }
 }
+
+// The resident cache's device-side commit (match v7): job k turns the
+// staged list at data[src, src + len) (old part of `base` entries with
+// `ndel` marked ones at the sorted positions dels[d0 ..], then the sorted
+// appended part) into the committed list (marked entries dropped, appended
+// part merged in, as DynamicGraph::commit does) at scratch[dst ..]; edge
+// labels (when `labelled`) move alike, from data[area + ..] to
+// scratch[sarea + ..]. Jobs are 6 words: src, base, len, d0, ndel, dst.
+__device__ __forceinline__ u32 count_below(const u32* a, u32 n, u32 x) {
+    u32 lo = 0, hi = n;
+    while (lo < hi) {
+        const u32 mid = (lo + hi) >> 1;
+        if (a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void merge_lists(const u32* __restrict__ data, u32 area, u32 labelled,
+                                       u32* __restrict__ scratch, u32 sarea, const u32* __restrict__ jobs,
+                                       const u32* __restrict__ dels, u32 njobs) {
+    for (u32 k = blockIdx.x; k < njobs; k += gridDim.x) {
+        const u32* j = jobs + 6 * (u64)k;
+        const u32 src = j[0], base = j[1], len = j[2], nd = j[4], dst = j[5];
+        const u32* d = dels + j[3];
+        const u32* l = data + src;
+        const u32* app = l + base;
+        const u32 napp = len - base;
+        for (u32 i = threadIdx.x; i < base; i += blockDim.x) {
+            const u32 x = l[i];
+            if (x & MARK) continue;
+            const u32 o = dst + i - count_below(d, nd, i) + count_below(app, napp, x);
+            scratch[o] = x;
+            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + i];
+        }
+        for (u32 i = threadIdx.x; i < napp; i += blockDim.x) {
+            const u32 y = app[i];
+            u32 lo = 0, hi = base;
+            while (lo < hi) {
+                const u32 mid = (lo + hi) >> 1;
+                if ((l[mid] & ~MARK) < y) lo = mid + 1; else hi = mid;
+            }
+            const u32 o = dst + lo - count_below(d, nd, lo) + i;
+            scratch[o] = y;
+            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + base + i];
+        }
+    }
+}

@@ -41,9 +41,12 @@
 //! `gcsm-persist` (match v7) matches over the resident cache
 //! ([`csm_gpu::resident`]): filled once with the longest lists within the
 //! budget before the first batch (logged, not counted per batch); each
-//! batch, right after staging, re-copies the cached lists it and the
-//! previous batch changed, and that refresh is charged as DC to every
-//! `gcsm-persist` row of the batch (each query pays it in full).
+//! batch, right after staging, brings the cached lists it and the
+//! previous batch changed up to date (merges the previous batch's staged
+//! copies on the device, then sends this batch's marks and appended
+//! parts), and that refresh is charged as DC to every `gcsm-persist` row
+//! of the batch (each query pays it in full). `gcsm-persist-whole` (its
+//! own resident cache) copies those lists whole instead (the first cut).
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
@@ -675,8 +678,9 @@ struct GpuSide {
     cache: DeviceCache,
     pinned: HostGraph,
     managed: Option<HostGraph>,
-    /// The resident cache of `gcsm-persist` (match v7).
-    resident: Option<ResidentCache>,
+    /// The resident caches of `gcsm-persist` and `gcsm-persist-whole`
+    /// (match v7), by engine name.
+    resident: Vec<(String, ResidentCache)>,
 }
 
 fn main() {
@@ -813,7 +817,7 @@ fn run(a: Args) -> Result<(), String> {
                 cache: DeviceCache::new(),
                 pinned,
                 managed,
-                resident: None,
+                resident: Vec::new(),
             })
         }
         Err(e) => {
@@ -833,27 +837,33 @@ fn run(a: Args) -> Result<(), String> {
     // graph (not counted per batch, like the host graph's own copy); each
     // batch then re-copies the cached lists it and the last batch changed,
     // and that refresh is charged to every gcsm-persist row of the batch.
-    if let Some(s) = gpu_side.as_mut().filter(|_| want("gcsm-persist")) {
-        let t = Instant::now();
-        let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
-        let rank_s = t.elapsed().as_secs_f64();
-        let (c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
-        log(
-            t0,
-            format!(
-                "resident cache: {} lists, {} of {} in {:.1} ms (ranking {:.1} ms; not counted per batch)",
-                c.layout().live(),
-                fmt_bytes(load.bytes as f64),
-                fmt_bytes(c.layout().bytes() as f64),
-                load.seconds * 1e3,
-                rank_s * 1e3
-            ),
-        );
-        setup["resident_fill_seconds"] = json!(load.seconds);
-        setup["resident_rank_seconds"] = json!(rank_s);
-        setup["resident_lists"] = json!(c.layout().live());
-        setup["resident_bytes"] = json!(c.layout().bytes());
-        s.resident = Some(c);
+    if let Some(s) = gpu_side.as_mut() {
+        for name in ["gcsm-persist", "gcsm-persist-whole"] {
+            if !want(name) {
+                continue;
+            }
+            let t = Instant::now();
+            let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
+            let rank_s = t.elapsed().as_secs_f64();
+            let (mut c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
+            c.set_whole_only(name.ends_with("-whole"));
+            log(
+                t0,
+                format!(
+                    "{name}: resident cache of {} lists, {} of {} in {:.1} ms (ranking {:.1} ms; not counted per batch)",
+                    c.layout().live(),
+                    fmt_bytes(load.bytes as f64),
+                    fmt_bytes(c.layout().bytes() as f64),
+                    load.seconds * 1e3,
+                    rank_s * 1e3
+                ),
+            );
+            setup[format!("{name}_fill_seconds")] = json!(load.seconds);
+            setup["resident_rank_seconds"] = json!(rank_s);
+            setup["resident_lists"] = json!(c.layout().live());
+            setup["resident_bytes"] = json!(c.layout().bytes());
+            s.resident.push((name.to_string(), c));
+        }
     }
     setup["vsgm_budget_bytes"] = json!(vsgm_budget);
 
@@ -985,28 +995,32 @@ fn run(a: Args) -> Result<(), String> {
                 }
             }
             let stage_s = tu.elapsed().as_secs_f64();
-            // The resident cache's refresh for this batch (gcsm-persist).
-            let mut persist = (0.0f64, 0usize);
-            if let Some(c) = gpu_side.as_mut().and_then(|s| {
+            // The resident caches' refresh for this batch (gcsm-persist).
+            let mut persist: Vec<(f64, usize)> = Vec::new();
+            if let Some(s) = gpu_side.as_mut() {
                 let gpu = s.gpu.clone();
-                s.resident.as_mut().map(|c| (gpu, c))
-            }) {
-                let (gpu, c) = c;
-                let load = c.refresh(&gpu, &graph, &changed).map_err(|e| e.to_string())?;
-                persist = (load.seconds, load.bytes);
-                log(
-                    t0,
-                    format!(
-                        "resident refresh: {} lists, {}, {} moved, {} evicted, {:.2} ms (pack {:.2} ms), {} live",
-                        load.lists,
-                        fmt_bytes(load.bytes as f64),
-                        load.moved,
-                        load.evicted,
-                        load.seconds * 1e3,
-                        load.pack_seconds * 1e3,
-                        c.layout().live()
-                    ),
-                );
+                for (name, c) in s.resident.iter_mut() {
+                    let load = c.refresh(&gpu, &graph, &changed).map_err(|e| e.to_string())?;
+                    persist.push((load.seconds, load.bytes));
+                    log(
+                        t0,
+                        format!(
+                            "{name} refresh: {} lists ({} whole, {} merged/patched), {}, {} moved, {} evicted, \
+                             {:.2} ms (pack {:.2}, enqueue {:.2}, copy+sync {:.2} ms), {} live",
+                            load.lists,
+                            load.whole,
+                            load.patched,
+                            fmt_bytes(load.bytes as f64),
+                            load.moved,
+                            load.evicted,
+                            load.seconds * 1e3,
+                            load.pack_seconds * 1e3,
+                            load.enqueue_seconds * 1e3,
+                            load.copy_seconds * 1e3,
+                            c.layout().live()
+                        ),
+                    );
+                }
             }
             let delta = graph.pending_delta().expect("staged").clone();
             for (qi, (qname, qp, sym)) in queries.iter().enumerate() {
@@ -1090,13 +1104,14 @@ fn run(a: Args) -> Result<(), String> {
                         if heavy.contains(&(qname.clone(), e.clone())) {
                             continue;
                         }
-                        if e.as_str() == "gcsm-persist" {
-                            let kc = s.resident.as_ref().map(|c| c as &dyn csm_gpu::KernelCache);
-                            let res = run_cached(&mut s.matcher, kc, &graph, &s.pinned, qp).map(|mut r| {
-                                r.dc_seconds = persist.0;
-                                r.seconds += persist.0;
-                                r.cache_bytes = persist.1;
-                                r.cache_vertices = s.resident.as_ref().map_or(0, |c| c.layout().live());
+                        if let Some(ri) = s.resident.iter().position(|(n, _)| n == e) {
+                            let c = &s.resident[ri].1;
+                            let (secs, bytes) = persist[ri];
+                            let res = run_cached(&mut s.matcher, Some(c), &graph, &s.pinned, qp).map(|mut r| {
+                                r.dc_seconds = secs;
+                                r.seconds += secs;
+                                r.cache_bytes = bytes;
+                                r.cache_vertices = c.layout().live();
                                 r
                             });
                             let row = match res {
