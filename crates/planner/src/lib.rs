@@ -8,14 +8,16 @@ pub mod intersect;
 pub mod order;
 pub mod plan;
 pub mod query;
+pub mod sampled;
 pub mod stats;
 pub mod symmetry;
 
 pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};
 pub use exec::{Executor, NoVisitor, SharedMemo, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
-pub use plan::{delta_plans, static_plan, DeltaPlan, Level, Plan, Read, Sign};
+pub use plan::{delta_plans, delta_plans_on, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign};
 pub use query::{QVertex, QueryError, QueryGraph};
+pub use sampled::SampledOrder;
 pub use stats::GraphStats;
 pub use symmetry::{
     automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,

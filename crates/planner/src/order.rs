@@ -1,6 +1,9 @@
 //! Matching-order strategies: which query vertex a plan binds next.
 
+use csm_graph::GraphView;
+
 use crate::query::{QVertex, QueryGraph};
+use crate::sampled::SampledOrder;
 use crate::stats::GraphStats;
 
 /// Chooses the order in which a plan binds query vertices.
@@ -11,12 +14,18 @@ use crate::stats::GraphStats;
 pub trait OrderStrategy: Send + Sync {
     fn name(&self) -> &'static str;
     fn order(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats) -> Vec<QVertex>;
+    /// The order when the data graph is at hand (engines building plans for
+    /// a graph call this); strategies that sample the graph override it.
+    fn order_on(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats, g: &dyn GraphView) -> Vec<QVertex> {
+        let _ = g;
+        self.order(q, prefix, stats)
+    }
 }
 
 /// Extends `prefix` greedily: among unbound vertices adjacent to the bound
 /// set, the one with the most bound neighbours wins, `tie` breaking ties
 /// (smaller key first).
-fn greedy<K: Ord>(q: &QueryGraph, prefix: &[QVertex], tie: impl Fn(QVertex) -> K) -> Vec<QVertex> {
+pub(crate) fn greedy<K: Ord>(q: &QueryGraph, prefix: &[QVertex], tie: impl Fn(QVertex) -> K) -> Vec<QVertex> {
     let n = q.num_vertices();
     let mut order = prefix.to_vec();
     let mut bound = prefix.iter().fold(0u32, |m, &u| m | 1 << u);
@@ -90,11 +99,12 @@ impl OrderStrategy for CostOrder {
     }
 }
 
-/// Looks a strategy up by name (`gcsm`, `cost`).
+/// Looks a strategy up by name (`gcsm`, `cost`, `auto`).
 pub fn strategy_by_name(name: &str) -> Option<Box<dyn OrderStrategy>> {
     match name {
         "gcsm" | "fixed" => Some(Box::new(GcsmOrder)),
         "cost" => Some(Box::new(CostOrder)),
+        "auto" | "sampled" => Some(Box::new(SampledOrder::default())),
         _ => None,
     }
 }

@@ -24,7 +24,7 @@
 //! embedding is then counted exactly once and the spurious pairs never arise;
 //! summed, the two terms still equal Eq. (1)'s net.
 
-use csm_graph::{Label, Version};
+use csm_graph::{GraphView, Label, Version};
 
 use crate::order::OrderStrategy;
 use crate::query::{QVertex, QueryGraph};
@@ -242,7 +242,7 @@ fn levels_for(
 /// the first `fixed` positions), preferring the earliest: its candidates
 /// then depend only on early bindings and can be hoisted. No vertex's
 /// reads change.
-fn defer_leaf(q: &QueryGraph, mut order: Vec<QVertex>, fixed: usize) -> Vec<QVertex> {
+pub(crate) fn defer_leaf(q: &QueryGraph, mut order: Vec<QVertex>, fixed: usize) -> Vec<QVertex> {
     let n = order.len();
     let pick = (fixed..n.saturating_sub(1)).find(|&k| order[k + 1..].iter().all(|&w| !q.has_edge(order[k], w)));
     if let Some(k) = pick {
@@ -278,16 +278,49 @@ fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
 
 /// The full-matching plan: every relation read in `version`.
 pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats, version: Version) -> Plan {
-    let order = defer_leaf(q, strategy.order(q, &[], stats), 1);
+    static_plan_from(q, strategy.order(q, &[], stats), stats, version)
+}
+
+/// [`static_plan`] with the order chosen on `g` ([`OrderStrategy::order_on`]).
+pub fn static_plan_on(
+    q: &QueryGraph,
+    strategy: &dyn OrderStrategy,
+    stats: &GraphStats,
+    version: Version,
+    g: &dyn GraphView,
+) -> Plan {
+    static_plan_from(q, strategy.order_on(q, &[], stats, g), stats, version)
+}
+
+fn static_plan_from(q: &QueryGraph, order: Vec<QVertex>, stats: &GraphStats, version: Version) -> Plan {
+    let order = defer_leaf(q, order, 1);
     let levels = levels_for(q, &order, |_| version, None);
     Plan::new(order, levels, needs_label_checks(q, stats))
 }
 
 /// The 2m delta plans of a query (one per relation and sign).
 pub fn delta_plans(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats) -> Vec<DeltaPlan> {
+    delta_plans_with(q, stats, |prefix| strategy.order(q, prefix, stats))
+}
+
+/// [`delta_plans`] with each order chosen on `g` ([`OrderStrategy::order_on`]).
+pub fn delta_plans_on(
+    q: &QueryGraph,
+    strategy: &dyn OrderStrategy,
+    stats: &GraphStats,
+    g: &dyn GraphView,
+) -> Vec<DeltaPlan> {
+    delta_plans_with(q, stats, |prefix| strategy.order_on(q, prefix, stats, g))
+}
+
+fn delta_plans_with(
+    q: &QueryGraph,
+    stats: &GraphStats,
+    order_for: impl Fn(&[QVertex]) -> Vec<QVertex>,
+) -> Vec<DeltaPlan> {
     let mut out = Vec::with_capacity(2 * q.num_edges());
     for (i, &(a, b, l)) in q.edges().iter().enumerate() {
-        let order = defer_leaf(q, strategy.order(q, &[a, b], stats), 2);
+        let order = defer_leaf(q, order_for(&[a, b]), 2);
         for sign in [Sign::Positive, Sign::Negative] {
             let later = match sign {
                 Sign::Positive => Version::New,
