@@ -19,7 +19,7 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             threads: 0,
-            order: Arc::new(csm_planner::CostOrder),
+            order: Arc::new(csm_planner::SampledOrder::default()),
         }
     }
 }

@@ -296,7 +296,7 @@ pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> 
 pub fn order_strategy(name: &str) -> Result<Arc<dyn OrderStrategy>> {
     strategy_by_name(name)
         .map(Arc::from)
-        .ok_or_else(|| anyhow!("unknown order `{name}` (expected gcsm or cost)"))
+        .ok_or_else(|| anyhow!("unknown order `{name}` (expected cost, auto or gcsm)"))
 }
 
 /// Engine options from `--threads` and `--order`.
@@ -316,9 +316,11 @@ pub struct EngineArgs {
     /// Worker threads (0 = all cores).
     #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
     pub threads: usize,
-    /// Matching order: cost (label frequencies, then query structure; the
-    /// default) or gcsm (GCSM's fixed, data-independent order).
-    #[arg(long, value_name = "ORDER", default_value = "cost")]
+    /// Matching order: auto (the default: static plans of 6+ query vertices
+    /// pick among candidate orders by sampled work, otherwise cost), cost
+    /// (label frequencies, then query structure) or gcsm (GCSM's fixed,
+    /// data-independent order).
+    #[arg(long, value_name = "ORDER", default_value = "auto")]
     pub order: String,
     /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm.
     #[arg(long, value_name = "V", default_value = "gcsm")]

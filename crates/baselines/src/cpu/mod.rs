@@ -16,7 +16,7 @@ use csm_graph::{
     BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
-    automorphisms, break_symmetry, delta_plans, for_each_seed, seed_fits, single_edge_restricted, static_plan,
+    automorphisms, break_symmetry, delta_plans_on, for_each_seed, seed_fits, single_edge_restricted, static_plan_on,
     DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, SharedMemo, Sign,
     MAX_AUTOMORPHISMS,
 };
@@ -562,7 +562,7 @@ impl StaticMatcher for CpuEngine {
     }
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
         let stats = csm_planner::GraphStats::of(g);
-        let plan = static_plan(q, self.order.as_ref(), &stats, Version::New);
+        let plan = static_plan_on(q, self.order.as_ref(), &stats, Version::New, g);
         // count one embedding per automorphism orbit, then scale
         let auts = self.symmetry.then(|| automorphisms(q, MAX_AUTOMORPHISMS)).flatten();
         let (plan, factor) = match auts {
@@ -580,7 +580,7 @@ impl ContinuousMatcher for CpuEngine {
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
         let dg = DynamicGraph::from_data(g)?;
         let stats = csm_planner::GraphStats::of(&dg);
-        let plans = delta_plans(q, self.order.as_ref(), &stats);
+        let plans = delta_plans_on(q, self.order.as_ref(), &stats, &dg);
         let sym = if self.symmetry {
             Symmetry::of(q, &plans)
         } else {
@@ -668,7 +668,7 @@ mod tests {
         threads: usize,
         name: &str,
     ) -> Plan {
-        let plan = static_plan(q, order.as_ref(), &GraphStats::of(csr), Version::New);
+        let plan = static_plan_on(q, order.as_ref(), &GraphStats::of(csr), Version::New, csr);
         let mut ex = Executor::new();
         let seq: u64 = (0..csr.num_vertices() as u32)
             .map(|v| ex.count(csr, &plan, &[v], &mut NoVisitor))

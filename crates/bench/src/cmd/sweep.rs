@@ -38,8 +38,8 @@ pub struct SweepArgs {
     /// Comma-separated engine names, or `all`.
     #[arg(long, short = 'e', value_name = "LIST", default_value = "cpu")]
     pub engine: String,
-    /// Matching order: cost (the default) or gcsm.
-    #[arg(long, value_name = "ORDER", default_value = "cost")]
+    /// Matching order: auto (the default), cost or gcsm.
+    #[arg(long, value_name = "ORDER", default_value = "auto")]
     pub order: String,
     /// The stream (default: --stream-fraction 0.02).
     #[command(flatten)]

@@ -38,8 +38,8 @@ pub struct VerifyArgs {
     /// Worker threads of the engines that use them (0 = all cores).
     #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
     pub threads: usize,
-    /// Matching order: cost (the default) or gcsm.
-    #[arg(long, value_name = "ORDER", default_value = "cost")]
+    /// Matching order: auto (the default), cost or gcsm.
+    #[arg(long, value_name = "ORDER", default_value = "auto")]
     pub order: String,
     /// Print one JSON object with the outcome (the exit code still tells).
     #[arg(long)]
