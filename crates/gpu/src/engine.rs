@@ -455,7 +455,10 @@ impl ContinuousMatcher for GpuEngine {
             // lists this batch and the last one changed), then match.
             let t = Instant::now();
             let refreshed = match resident.as_mut() {
-                Some(c) => c.refresh(matcher.gpu(), &st.graph, &changed).map(|l| l.bytes),
+                Some(c) => {
+                    let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
+                    c.refresh(matcher.gpu(), &st.graph, &changed, deleted).map(|l| l.bytes)
+                }
                 None => Ok(0),
             };
             let dc = t.elapsed().as_secs_f64();

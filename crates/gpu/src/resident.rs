@@ -35,7 +35,7 @@
 //! slot map gives vertex `v` in slot `i` the value `2i + 1`. The kernel is
 //! unchanged; `rowidx` is not used (the slot map is always on).
 
-use csm_graph::{GraphView, Nbrs, Version, VertexId};
+use csm_graph::{Edge, GraphView, Nbrs, Version, VertexId};
 use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -193,26 +193,30 @@ impl Patch {
             };
             parts.push((a, l, v, delta_only));
         }
-        parts
-            .into_par_iter()
-            .with_min_len(64)
-            .for_each(|(ids, labs, v, delta_only)| {
-                let nb = g.nbrs(v, Version::New);
-                if delta_only {
-                    ids.copy_from_slice(nb.delta);
-                    if let Some(l) = labs {
-                        copy_labels(nb.delta_labels, l);
-                    }
-                    return;
-                }
-                let b = nb.base.len();
-                ids[..b].copy_from_slice(nb.base);
-                ids[b..].copy_from_slice(nb.delta);
+        let copy = |(ids, labs, v, delta_only): Part<'_>| {
+            let nb = g.nbrs(v, Version::New);
+            if delta_only {
+                ids.copy_from_slice(nb.delta);
                 if let Some(l) = labs {
-                    copy_labels(nb.base_labels, &mut l[..b]);
-                    copy_labels(nb.delta_labels, &mut l[b..]);
+                    copy_labels(nb.delta_labels, l);
                 }
-            });
+                return;
+            }
+            let b = nb.base.len();
+            ids[..b].copy_from_slice(nb.base);
+            ids[b..].copy_from_slice(nb.delta);
+            if let Some(l) = labs {
+                copy_labels(nb.base_labels, &mut l[..b]);
+                copy_labels(nb.delta_labels, &mut l[b..]);
+            }
+        };
+        // Small patches (appended parts) are written serially: waking the
+        // pool costs more than the copies.
+        if self.data_words < 1 << 16 {
+            parts.into_iter().for_each(copy);
+        } else {
+            parts.into_par_iter().with_min_len(64).for_each(copy);
+        }
         let mut i = 0;
         let mut put = |w: &[u32]| {
             rest[i..i + w.len()].copy_from_slice(w);
@@ -335,7 +339,7 @@ impl ResidentLayout {
             whole_only: false,
         };
         let all: Vec<usize> = (0..layout.slots.len()).collect();
-        let mut patch = layout.update(g, &all, &[]);
+        let mut patch = layout.update(g, &all, &[], None);
         for (i, s) in layout.slots.iter().enumerate() {
             patch.slots.push((s.v, 2 * i as u32 + 1));
         }
@@ -421,6 +425,19 @@ impl ResidentLayout {
     /// `changed` then get this batch's deletion marks and appended part.
     /// Lists that no longer fit their slot move to the tail or are evicted.
     pub fn refresh<G: GraphView + ?Sized>(&mut self, g: &G, changed: &[VertexId]) -> Patch {
+        self.refresh_with(g, changed, None)
+    }
+
+    /// [`Self::refresh`] given the staged batch's deleted edges (the
+    /// entries the graph marked, [`csm_graph::BatchDelta::deleted`]): the
+    /// marks are then found by binary searches instead of scans of the
+    /// changed cached lists.
+    pub fn refresh_with<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        changed: &[VertexId],
+        deleted: Option<&[Edge]>,
+    ) -> Patch {
         let mut idx = std::mem::take(&mut self.staged);
         let mut now: Vec<usize> = changed.iter().filter_map(|&v| self.slot_index(v)).collect();
         now.sort_unstable();
@@ -428,12 +445,18 @@ impl ResidentLayout {
         idx.extend_from_slice(&now);
         idx.sort_unstable();
         idx.dedup();
-        self.update(g, &idx, &now)
+        self.update(g, &idx, &now, deleted)
     }
 
     /// Brings slots `idx` (sorted) up to date with `g`; `now` (sorted,
     /// within `idx`) are the slots whose vertex the staged batch changed.
-    fn update<G: GraphView + ?Sized>(&mut self, g: &G, idx: &[usize], now: &[usize]) -> Patch {
+    fn update<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        idx: &[usize],
+        now: &[usize],
+        deleted: Option<&[Edge]>,
+    ) -> Patch {
         let n = g.num_vertices();
         let mut p = Patch::default();
         let nbrs = |v: VertexId| {
@@ -443,20 +466,41 @@ impl ResidentLayout {
                 Nbrs::EMPTY
             }
         };
-        // Marked positions of the changed lists (parallel scans of their
-        // old parts), for the lists that will be patched.
-        let marks_of: Vec<Vec<u32>> = now
-            .par_iter()
-            .map(|&i| {
-                nbrs(self.slots[i].v)
-                    .base
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &x)| x & MARK != 0)
-                    .map(|(k, _)| k as u32)
-                    .collect()
-            })
-            .collect();
+        // Marked positions of the changed cached lists, indexed like `now`:
+        // binary searches for the deleted edges' endpoints, or scans of the
+        // old parts.
+        let marks_of: Vec<Vec<u32>> = match deleted {
+            Some(del) => {
+                let mut m: Vec<Vec<u32>> = vec![Vec::new(); now.len()];
+                for e in del {
+                    for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                        let Some(i) = self.slot_index(a) else { continue };
+                        let Ok(k) = now.binary_search(&i) else { continue };
+                        let base = nbrs(a).base;
+                        let q = base.partition_point(|&x| (x & !MARK) < b);
+                        if q < base.len() && base[q] == b | MARK {
+                            m[k].push(q as u32);
+                        }
+                    }
+                }
+                for x in &mut m {
+                    x.sort_unstable();
+                }
+                m
+            }
+            None => now
+                .par_iter()
+                .map(|&i| {
+                    nbrs(self.slots[i].v)
+                        .base
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &x)| x & MARK != 0)
+                        .map(|(k, _)| k as u32)
+                        .collect()
+                })
+                .collect(),
+        };
         let mut whole: Vec<(usize, usize)> = Vec::new();
         let mut patched: Vec<(usize, Option<usize>)> = Vec::new();
         for &i in idx {
@@ -567,13 +611,10 @@ impl ResidentLayout {
                 continue;
             }
             let nb = nbrs(self.slots[i].v);
-            let marks: Vec<u32> = nb
-                .base
-                .iter()
-                .enumerate()
-                .filter(|(_, &x)| x & MARK != 0)
-                .map(|(k, _)| k as u32)
-                .collect();
+            // Only the batch's changed vertices carry marks.
+            let marks: Vec<u32> = now
+                .binary_search(&i)
+                .map_or_else(|_| Vec::new(), |c| marks_of[c].clone());
             let s = &mut self.slots[i];
             s.len = len as u32;
             s.base = nb.base.len() as u32;
@@ -751,6 +792,8 @@ pub struct ResidentLoad {
     pub bytes: usize,
     pub moved: usize,
     pub evicted: usize,
+    /// Host time choosing what to send ([`ResidentLayout::refresh_with`]).
+    pub bookkeeping_seconds: f64,
     /// Host time writing the patch.
     pub pack_seconds: f64,
     /// Host time queueing the copy and kernels.
@@ -820,16 +863,20 @@ impl ResidentCache {
     }
 
     /// Brings the cached lists in step with the staged graph `g` (see
-    /// [`ResidentLayout::refresh`]).
+    /// [`ResidentLayout::refresh_with`]; `deleted`: the staged batch's
+    /// deleted edges, or None to scan for marks).
     pub fn refresh<G: GraphView + ?Sized>(
         &mut self,
         gpu: &Gpu,
         g: &G,
         changed: &[VertexId],
+        deleted: Option<&[Edge]>,
     ) -> GpuResult<ResidentLoad> {
         let t0 = Instant::now();
-        let patch = self.layout.refresh(g, changed);
+        let patch = self.layout.refresh_with(g, changed, deleted);
+        let t_book = t0.elapsed().as_secs_f64();
         let mut load = self.apply(gpu, g, &patch)?;
+        load.bookkeeping_seconds = t_book;
         load.seconds = t0.elapsed().as_secs_f64();
         Ok(load)
     }
@@ -1047,7 +1094,9 @@ mod tests {
         for (i, b) in batches.iter().enumerate() {
             g.stage(b, "t", Strictness::Strict).unwrap();
             let changed = crate::engine::changed_vertices(&g);
-            let p = layout.refresh(&g, &changed);
+            // Marks from the deleted edges (odd batches) or from scans.
+            let deleted = g.pending_delta().unwrap().deleted.clone();
+            let p = layout.refresh_with(&g, &changed, (i % 2 == 1).then_some(&deleted[..]));
             add(&p);
             assert!(p.lists.iter().all(|&(v, ..)| layout.contains(v)));
             dev.apply(&g, &p);

@@ -1000,13 +1000,14 @@ fn run(a: Args) -> Result<(), String> {
             if let Some(s) = gpu_side.as_mut() {
                 let gpu = s.gpu.clone();
                 for (name, c) in s.resident.iter_mut() {
-                    let load = c.refresh(&gpu, &graph, &changed).map_err(|e| e.to_string())?;
+                    let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
+                    let load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
                     persist.push((load.seconds, load.bytes));
                     log(
                         t0,
                         format!(
                             "{name} refresh: {} lists ({} whole, {} merged/patched), {}, {} moved, {} evicted, \
-                             {:.2} ms (pack {:.2}, enqueue {:.2}, copy+sync {:.2} ms), {} live",
+                             {:.2} ms (bookkeeping {:.2}, pack {:.2}, enqueue {:.2}, copy+sync {:.2} ms), {} live",
                             load.lists,
                             load.whole,
                             load.patched,
@@ -1014,6 +1015,7 @@ fn run(a: Args) -> Result<(), String> {
                             load.moved,
                             load.evicted,
                             load.seconds * 1e3,
+                            load.bookkeeping_seconds * 1e3,
                             load.pack_seconds * 1e3,
                             load.enqueue_seconds * 1e3,
                             load.copy_seconds * 1e3,
