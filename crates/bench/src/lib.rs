@@ -8,4 +8,5 @@
 
 pub mod cmd;
 pub mod input;
+pub mod limit;
 pub mod output;

@@ -280,3 +280,67 @@ fn demo_internals_on_a_tiny_graph() {
     assert_eq!(r.rows.len(), 4);
     assert_eq!(r.updates, 24);
 }
+
+/// `--time-limit`: a static count that cannot finish in time reports
+/// `"count": null, "timed_out": true` at the limit (status 0); a stream
+/// stops between batches and its summary covers the batches it printed.
+#[test]
+fn time_limits_end_runs_with_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "12", "40000", "1");
+    // a path of 14 vertices: about 10^20 embeddings, never counted in time
+    let path = dir.path().join("path.graph");
+    let mut text = String::from("t 14 13\n");
+    for v in 0..14 {
+        text += &format!("v {v} 0 {}\n", if v == 0 || v == 13 { 1 } else { 2 });
+    }
+    for v in 0..13 {
+        text += &format!("e {v} {}\n", v + 1);
+    }
+    std::fs::write(&path, text).unwrap();
+    let started = std::time::Instant::now();
+    let out = ok(&[
+        "match",
+        "-g",
+        &g,
+        "-q",
+        path.to_str().unwrap(),
+        "--time-limit",
+        "0.3",
+        "--json",
+    ]);
+    let last = last_json(&out);
+    assert_eq!(last["timed_out"], true, "{out}");
+    assert!(last["count"].is_null());
+    assert!(started.elapsed().as_secs_f64() < 60.0);
+
+    let out = ok(&["match", "-g", &g, "-q", "triangle", "--time-limit", "600", "--json"]);
+    assert_eq!(last_json(&out)["timed_out"], false);
+    assert!(last_json(&out)["count"].as_u64().is_some());
+
+    let out = ok(&[
+        "stream",
+        "-g",
+        &g,
+        "-q",
+        "house",
+        "--stream-fraction",
+        "0.05",
+        "-b",
+        "100",
+        "--time-limit",
+        "0.000001",
+        "--json",
+    ]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    let (summary, batches) = lines.split_last().unwrap();
+    assert_eq!(summary["timed_out"], true);
+    assert_eq!(summary["batches"].as_u64().unwrap() as usize, batches.len());
+    assert!(
+        batches.len() < 20,
+        "a 2,000-update stream in batches of 100 stopped after {}",
+        batches.len()
+    );
+    let pos: u64 = batches.iter().map(|b| b["positive"].as_u64().unwrap()).sum();
+    assert_eq!(summary["positive"].as_u64().unwrap(), pos);
+}

@@ -6,9 +6,10 @@ use anyhow::Result;
 use clap::Args;
 use csm_graph::format::Format;
 use csm_graph::CsrGraph;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs};
+use crate::limit::{self, Watchdog};
 use crate::output;
 
 /// Arguments of `csm match`.
@@ -28,6 +29,11 @@ pub struct MatchArgs {
     /// Also report the number of distinct subgraphs: count / |Aut(Q)|.
     #[arg(long)]
     pub unique: bool,
+    /// Give up after this many seconds of matching (counted from the end
+    /// of loading): a watchdog prints `"count": null, "timed_out": true`
+    /// (text: a line saying so) and ends the run with status 0.
+    #[arg(long, value_name = "SECONDS", value_parser = crate::limit::parse_limit)]
+    pub time_limit: Option<f64>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -41,23 +47,41 @@ pub fn run(args: MatchArgs) -> Result<()> {
         e.source_name = g.name.clone();
         e
     })?;
+    let head = json!({
+        "engine": args.engine.engine,
+        "graph": g.name,
+        "query": q.name,
+        "vertices": g.data.num_vertices(),
+        "edges": g.data.num_edges(),
+        "threads": args.engine.threads,
+        "order": args.engine.order,
+    });
     let t0 = Instant::now();
-    let count = engine.count(&csr, &q.query)?;
+    let (json, limit, fired_head) = (args.json, args.time_limit.unwrap_or(0.0), head.clone());
+    let load_seconds = g.seconds;
+    let watchdog = Watchdog::start(limit::deadline(args.time_limit)?, (), move |_| {
+        if json {
+            let mut o = fired_head;
+            o["count"] = Value::Null;
+            o["timed_out"] = json!(true);
+            o["seconds"] = json!(limit);
+            o["load_seconds"] = json!(load_seconds);
+            output::json_line(&o);
+        } else {
+            println!("count   unknown: time limit of {limit} s reached");
+        }
+    });
+    let count = engine.count(&csr, &q.query);
+    watchdog.finish();
+    let count = count?;
     let seconds = t0.elapsed().as_secs_f64();
     let aut = q.query.automorphism_count().max(1);
     if args.json {
-        let mut o = json!({
-            "engine": args.engine.engine,
-            "graph": g.name,
-            "query": q.name,
-            "vertices": g.data.num_vertices(),
-            "edges": g.data.num_edges(),
-            "threads": args.engine.threads,
-            "order": args.engine.order,
-            "count": count,
-            "seconds": seconds,
-            "load_seconds": g.seconds,
-        });
+        let mut o = head;
+        o["count"] = json!(count);
+        o["seconds"] = json!(seconds);
+        o["load_seconds"] = json!(g.seconds);
+        o["timed_out"] = json!(false);
         if args.unique {
             o["unique"] = json!(count / aut);
             o["automorphisms"] = json!(aut);

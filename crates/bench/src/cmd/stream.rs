@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs, StreamArgs};
+use crate::limit::{self, Watchdog};
 use crate::output;
 
 /// Arguments of `csm stream`.
@@ -37,6 +38,13 @@ pub struct StreamCmdArgs {
     /// `initial_count`, with `final_count` = initial + positive - negative).
     #[arg(long)]
     pub initial_count: bool,
+    /// Stop after this many seconds of processing (counted from the end of
+    /// loading and engine set-up): between batches, or at the limit from a
+    /// watchdog when a batch is still running. The summary then says
+    /// `"timed_out": true` and covers the batches that finished; the exit
+    /// status is 0.
+    #[arg(long, value_name = "SECONDS", value_parser = crate::limit::parse_limit)]
+    pub time_limit: Option<f64>,
     /// Print JSON lines (one per batch, then a summary) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -58,6 +66,8 @@ pub struct Totals {
     /// Graph update time, seconds.
     pub update_seconds: f64,
     pub skipped: usize,
+    /// The run stopped at its time limit before the last batch.
+    pub timed_out: bool,
 }
 
 impl Totals {
@@ -88,8 +98,23 @@ pub fn process_stream(
     source: &str,
     batch: usize,
     strictness: Strictness,
+    on_batch: impl FnMut(usize, &[LocatedUpdate], &BatchResult),
+) -> Result<Totals> {
+    process_stream_until(engine, updates, source, batch, strictness, None, on_batch)
+}
+
+/// [`process_stream`] that starts no batch (no run of single updates) after
+/// `deadline`; the totals then say [`Totals::timed_out`].
+pub fn process_stream_until(
+    engine: &mut dyn ContinuousMatcher,
+    updates: &[LocatedUpdate],
+    source: &str,
+    batch: usize,
+    strictness: Strictness,
+    deadline: Option<Instant>,
     mut on_batch: impl FnMut(usize, &[LocatedUpdate], &BatchResult),
 ) -> Result<Totals> {
+    let past = || deadline.is_some_and(|d| Instant::now() >= d);
     if batch == 0 {
         bail!("--batch must be at least 1");
     }
@@ -97,6 +122,10 @@ pub fn process_stream(
     if batch == 1 {
         let mut results = Vec::with_capacity(EACH_RUN);
         for (r, run) in updates.chunks(EACH_RUN).enumerate() {
+            if past() {
+                totals.timed_out = true;
+                break;
+            }
             results.clear();
             let done = engine.process_each(
                 Batch {
@@ -115,6 +144,10 @@ pub fn process_stream(
         return Ok(totals);
     }
     for (i, chunk) in updates.chunks(batch).enumerate() {
+        if past() {
+            totals.timed_out = true;
+            break;
+        }
         let r = engine.process(Batch {
             updates: chunk,
             source,
@@ -130,6 +163,45 @@ pub fn process_stream(
 pub fn static_count(g: &GraphData, q: &QueryGraph, opts: &EngineOptions) -> Result<u64> {
     let engine = registry::static_engine("cpu", opts)?;
     Ok(engine.count(&CsrGraph::from_data(g)?, q)?)
+}
+
+/// What a stream summary says besides the totals.
+#[derive(Clone, Debug)]
+struct SummaryMeta {
+    engine: String,
+    query: String,
+    graph: String,
+    threads: usize,
+    order: String,
+    batch_size: usize,
+    init_seconds: f64,
+    load_seconds: f64,
+}
+
+impl SummaryMeta {
+    /// The `"summary": true` JSON object.
+    fn json(&self, t: &Totals) -> Value {
+        json!({
+            "summary": true,
+            "engine": self.engine,
+            "query": self.query,
+            "graph": self.graph,
+            "threads": self.threads,
+            "order": self.order,
+            "batch_size": self.batch_size,
+            "batches": t.batches,
+            "updates": t.updates,
+            "positive": t.positive,
+            "negative": t.negative,
+            "seconds": t.seconds,
+            "update_seconds": t.update_seconds,
+            "skipped": t.skipped,
+            "updates_per_second": t.updates_per_second(),
+            "init_seconds": self.init_seconds,
+            "load_seconds": self.load_seconds,
+            "timed_out": t.timed_out,
+        })
+    }
 }
 
 /// The JSON object of one batch: the fixed keys, then the engine's extras.
@@ -178,45 +250,63 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     engine.init(&w.g0, &q.query)?;
     let init_seconds = t_init.elapsed().as_secs_f64();
 
+    let meta = SummaryMeta {
+        engine: args.engine.engine.clone(),
+        query: q.name.clone(),
+        graph: g.name.clone(),
+        threads: args.engine.threads,
+        order: args.engine.order.clone(),
+        batch_size: args.batch,
+        init_seconds,
+        load_seconds: g.seconds,
+    };
     let pb = output::progress_bar(w.updates.len() as u64, !args.json, "updates");
     let json = args.json;
-    let totals = process_stream(
+    let (limit, fired_meta, fired_pb) = (args.time_limit.unwrap_or(0.0), meta.clone(), pb.clone());
+    // a batch still running at the limit: report the finished ones and end
+    let deadline = limit::deadline(args.time_limit)?;
+    let watchdog = Watchdog::start(deadline, Totals::default(), move |t: &Totals| {
+        fired_pb.finish_and_clear();
+        let t = Totals {
+            timed_out: true,
+            ..t.clone()
+        };
+        if json {
+            output::json_line(&fired_meta.json(&t));
+        } else {
+            println!(
+                "time limit of {limit} s reached during batch {}: +{} / -{} matches in the {} batches before it",
+                t.batches,
+                output::group(t.positive),
+                output::group(t.negative),
+                t.batches
+            );
+        }
+    });
+    let totals = process_stream_until(
         engine.as_mut(),
         &w.updates,
         &w.source,
         args.batch,
         strictness,
+        deadline,
         |i, chunk, r| {
-            if json {
-                output::json_line(&batch_json(i, chunk, r));
-            }
+            watchdog.update(|t| {
+                t.add(chunk.len(), r);
+                if json {
+                    output::json_line(&batch_json(i, chunk, r));
+                }
+            });
             pb.inc(chunk.len() as u64);
         },
     );
+    watchdog.finish();
     pb.finish_and_clear();
     let totals = totals?;
     let final_count = initial.map(|c| (c + totals.positive).checked_sub(totals.negative));
 
     if json {
-        let mut o = json!({
-            "summary": true,
-            "engine": args.engine.engine,
-            "query": q.name,
-            "graph": g.name,
-            "threads": args.engine.threads,
-            "order": args.engine.order,
-            "batch_size": args.batch,
-            "batches": totals.batches,
-            "updates": totals.updates,
-            "positive": totals.positive,
-            "negative": totals.negative,
-            "seconds": totals.seconds,
-            "update_seconds": totals.update_seconds,
-            "skipped": totals.skipped,
-            "updates_per_second": totals.updates_per_second(),
-            "init_seconds": init_seconds,
-            "load_seconds": g.seconds,
-        });
+        let mut o = meta.json(&totals);
         if let Some(c) = initial {
             o["initial_count"] = json!(c);
             o["final_count"] = json!(final_count.flatten());
@@ -249,6 +339,12 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         }
         if totals.skipped > 0 {
             t.row(["skipped updates".to_string(), output::group(totals.skipped as u64)]);
+        }
+        if totals.timed_out {
+            t.row([
+                "time limit".to_string(),
+                format!("reached after {} batches", output::group(totals.batches as u64)),
+            ]);
         }
         t.row(["matching time".to_string(), output::secs(totals.seconds)]);
         t.row(["graph update time".to_string(), output::secs(totals.update_seconds)]);
