@@ -38,6 +38,7 @@
 use csm_graph::{Edge, GraphView, Nbrs, Version, VertexId};
 use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::cache::KernelCache;
@@ -259,8 +260,12 @@ pub struct ResidentLayout {
     tail: usize,
     /// Words of abandoned slots.
     pub garbage: usize,
-    /// Per vertex: slot + 1 (0: not cached).
-    slot_of: Vec<u32>,
+    /// Cached vertex -> slot. A small map, not a per-vertex array: the
+    /// refresh looks up every changed vertex, and a per-vertex array of a
+    /// 33 M-vertex graph turns each lookup into a cache and TLB miss.
+    slot_of: HashMap<VertexId, u32>,
+    /// Vertices at build time (the device slot map's length).
+    map_len: usize,
     slots: Vec<SlotInfo>,
     /// Slots whose device copy is a staged list (merged at the next refresh).
     staged: Vec<usize>,
@@ -296,13 +301,13 @@ impl ResidentLayout {
         let el = g.edge_labelled();
         let factor = if el { 2 } else { 1 };
         let n = g.num_vertices();
-        let mut slot_of = vec![0u32; n];
+        let mut slot_of: HashMap<VertexId, u32> = HashMap::new();
         let mut slots: Vec<SlotInfo> = Vec::new();
         let limit = (budget as f64 * fill.clamp(0.0, 1.0)) as usize;
         let mut used = 4usize;
         let mut tail = 0usize;
         for &v in ranked {
-            if v as usize >= n || slot_of[v as usize] != 0 {
+            if v as usize >= n || slot_of.contains_key(&v) {
                 continue;
             }
             let len = raw_len(&g.nbrs(v, Version::New));
@@ -320,7 +325,7 @@ impl ResidentLayout {
                 full: true,
                 ..SlotInfo::default()
             });
-            slot_of[v as usize] = slots.len() as u32;
+            slot_of.insert(v, slots.len() as u32 - 1);
             tail += cap;
         }
         let rows_bytes = 4 * (4 * slots.len() + 1);
@@ -333,6 +338,7 @@ impl ResidentLayout {
             tail,
             garbage: 0,
             slot_of,
+            map_len: n,
             slots,
             staged: Vec::new(),
             slack,
@@ -375,7 +381,7 @@ impl ResidentLayout {
 
     /// Words of the slot map (one per vertex at build time).
     pub fn slot_words(&self) -> usize {
-        self.slot_of.len()
+        self.map_len
     }
 
     /// Device bytes of the lists and rows.
@@ -385,22 +391,16 @@ impl ResidentLayout {
 
     /// Whether `v` is cached.
     pub fn contains(&self, v: VertexId) -> bool {
-        self.slot_of.get(v as usize).is_some_and(|&s| s != 0)
+        self.slot_of.contains_key(&v)
     }
 
     /// The slot of cached `v`.
     pub fn slot(&self, v: VertexId) -> Option<&SlotInfo> {
-        match self.slot_of.get(v as usize) {
-            Some(&s) if s != 0 => Some(&self.slots[s as usize - 1]),
-            _ => None,
-        }
+        self.slot_index(v).map(|i| &self.slots[i])
     }
 
     fn slot_index(&self, v: VertexId) -> Option<usize> {
-        match self.slot_of.get(v as usize) {
-            Some(&s) if s != 0 => Some(s as usize - 1),
-            _ => None,
-        }
+        self.slot_of.get(&v).map(|&i| i as usize)
     }
 
     /// Marks the device copies of `vertices` unknown (after an aborted
@@ -546,7 +546,7 @@ impl ResidentLayout {
                 } else {
                     self.slots[i].live = false;
                     self.slots[i].staged = None;
-                    self.slot_of[s.v as usize] = 0;
+                    self.slot_of.remove(&s.v);
                     p.slots.push((s.v, 0));
                     p.evicted += 1;
                     continue;
