@@ -250,6 +250,27 @@ fn copy_labels(src: &[u32], dst: &mut [u32]) {
     }
 }
 
+/// Multiplicative hashing of vertex ids (the map is looked up for every
+/// vertex a batch changes; SipHash costs more than the lookup).
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = u64::from(x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IdMap = HashMap<VertexId, u32, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The host-side bookkeeping of the resident cache (no device needed).
 #[derive(Clone, Debug, Default)]
 pub struct ResidentLayout {
@@ -263,7 +284,7 @@ pub struct ResidentLayout {
     /// Cached vertex -> slot. A small map, not a per-vertex array: the
     /// refresh looks up every changed vertex, and a per-vertex array of a
     /// 33 M-vertex graph turns each lookup into a cache and TLB miss.
-    slot_of: HashMap<VertexId, u32>,
+    slot_of: IdMap,
     /// Vertices at build time (the device slot map's length).
     map_len: usize,
     slots: Vec<SlotInfo>,
@@ -301,7 +322,7 @@ impl ResidentLayout {
         let el = g.edge_labelled();
         let factor = if el { 2 } else { 1 };
         let n = g.num_vertices();
-        let mut slot_of: HashMap<VertexId, u32> = HashMap::new();
+        let mut slot_of = IdMap::default();
         let mut slots: Vec<SlotInfo> = Vec::new();
         let limit = (budget as f64 * fill.clamp(0.0, 1.0)) as usize;
         let mut used = 4usize;
