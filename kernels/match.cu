@@ -860,3 +860,76 @@ extern "C" __global__ void merge_lists(const u32* __restrict__ data, u32 area, u
         }
     }
 }
+
+// merge_lists and the copy back in one launch (match v7, run 5): job k's
+// block merges the staged list into scratch[dst ..] exactly as merge_lists
+// does, then (after a barrier) copies the committed list, len - ndel
+// entries, back to data[src ..] (and its labels to data[area + src ..]).
+// The copy back only overwrites the job's own slot, whose reads the
+// barrier has finished; other blocks' jobs own other slots.
+extern "C" __global__ void merge_commit(u32* data, u32 area, u32 labelled, u32* __restrict__ scratch,
+                                        u32 sarea, const u32* __restrict__ jobs,
+                                        const u32* __restrict__ dels, u32 njobs) {
+    for (u32 k = blockIdx.x; k < njobs; k += gridDim.x) {
+        const u32* j = jobs + 6 * (u64)k;
+        const u32 src = j[0], base = j[1], len = j[2], nd = j[4], dst = j[5];
+        const u32* d = dels + j[3];
+        const u32* l = data + src;
+        const u32* app = l + base;
+        const u32 napp = len - base;
+        for (u32 i = threadIdx.x; i < base; i += blockDim.x) {
+            const u32 x = l[i];
+            if (x & MARK) continue;
+            const u32 o = dst + i - count_below(d, nd, i) + count_below(app, napp, x);
+            scratch[o] = x;
+            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + i];
+        }
+        for (u32 i = threadIdx.x; i < napp; i += blockDim.x) {
+            const u32 y = app[i];
+            u32 lo = 0, hi = base;
+            while (lo < hi) {
+                const u32 mid = (lo + hi) >> 1;
+                if ((l[mid] & ~MARK) < y) lo = mid + 1; else hi = mid;
+            }
+            const u32 o = dst + lo - count_below(d, nd, lo) + i;
+            scratch[o] = y;
+            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + base + i];
+        }
+        __syncthreads();
+        const u32 merged = len - nd;
+        for (u32 i = threadIdx.x; i < merged; i += blockDim.x) {
+            data[(u64)src + i] = scratch[(u64)dst + i];
+            if (labelled) data[(u64)area + src + i] = scratch[(u64)sarea + dst + i];
+        }
+        __syncthreads();
+    }
+}
+
+// The rest of a resident refresh in one launch (match v7, run 5): the
+// patch's segments (copy_segments: whole lists and appended parts, one
+// block per segment) and the three scatters (deletion marks into data, row
+// words into rowptr, slot map words), grid-stride over all their entries.
+// Each scatter's table is n indices then n values. The writes are
+// disjoint: marks lie in a merged or kept old part, segments in a whole
+// list's slot or after a list's old part.
+extern "C" __global__ void apply_patch(u32* data, const u32* __restrict__ src, const u32* __restrict__ segs,
+                                       u32 nsegs, const u32* __restrict__ marks, u32 nmarks,
+                                       u32* __restrict__ rowptr, const u32* __restrict__ rows, u32 nrows,
+                                       u32* __restrict__ slots, const u32* __restrict__ sl, u32 nslots) {
+    for (u32 s = blockIdx.x; s < nsegs; s += gridDim.x) {
+        const u32 from = segs[3 * s], to = segs[3 * s + 1], len = segs[3 * s + 2];
+        for (u32 j = threadIdx.x; j < len; j += blockDim.x) data[(u64)to + j] = src[(u64)from + j];
+    }
+    const u32 total = nmarks + nrows + nslots;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+        if (i < nmarks) {
+            data[marks[i]] = marks[nmarks + i];
+        } else if (i < nmarks + nrows) {
+            const u32 r = i - nmarks;
+            rowptr[rows[r]] = rows[nrows + r];
+        } else {
+            const u32 q = i - nmarks - nrows;
+            slots[sl[q]] = sl[nslots + q];
+        }
+    }
+}

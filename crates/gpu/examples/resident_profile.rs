@@ -51,6 +51,23 @@ fn main() {
             off += size;
             let changed = csm_gpu::engine::changed_vertices(&graph);
             let deleted = graph.pending_delta().unwrap().deleted.clone();
+            // RESIDENT_REPEAT=n: time n refreshes of clones of the layout
+            // (a steadier figure, and samples for a profiler).
+            let repeat: usize = std::env::var("RESIDENT_REPEAT")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            if repeat > 0 {
+                let mut clones = vec![layout.clone(); repeat];
+                let t = Instant::now();
+                for c in clones.iter_mut() {
+                    std::hint::black_box(c.refresh_with(&graph, &changed, Some(&deleted)));
+                }
+                println!(
+                    "  {repeat} repeats: {:.3} ms each",
+                    t.elapsed().as_secs_f64() * 1e3 / repeat as f64
+                );
+            }
             let t = Instant::now();
             let p = layout.refresh_with(&graph, &changed, Some(&deleted));
             let t_ref = t.elapsed().as_secs_f64();

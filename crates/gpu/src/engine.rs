@@ -465,12 +465,16 @@ impl ContinuousMatcher for GpuEngine {
             match refreshed {
                 Ok(bytes) => {
                     let kc = resident.as_ref().map(|c| c as &dyn KernelCache);
-                    run_cached(matcher, kc, &st.graph, &st.host, &st.plans).map(|mut r| {
-                        r.dc_seconds = dc;
-                        r.seconds += dc;
+                    // The refresh was queued without a synchronisation; its
+                    // device time (known once the kernel has run) is
+                    // charged on top of its host time.
+                    run_cached(matcher, kc, &st.graph, &st.host, &st.plans).and_then(|mut r| {
+                        let dev = resident.as_ref().map_or(Ok(0.0), |c| c.device_seconds())?;
+                        r.dc_seconds = dc + dev;
+                        r.seconds += dc + dev;
                         r.cache_bytes = bytes;
                         r.cache_vertices = resident.as_ref().map_or(0, |c| c.layout().live());
-                        r
+                        Ok(r)
                     })
                 }
                 Err(e) => {

@@ -20,10 +20,13 @@
 //!   refreshed list that fits is rewritten in place; one that outgrew its
 //!   slot moves to the free tail of the list area (its old slot becomes
 //!   garbage); one that fits nowhere is evicted (its lookups go zero-copy);
-//! * a refresh is one DMA of a pinned patch (the refreshed lists, their
-//!   segment table and the changed offset and slot words) and three small
-//!   kernels (`copy_segments`, two `scatter_u32`): no estimate and no
-//!   rebuild per batch.
+//! * a refresh is one DMA of a pinned patch (merge jobs, appended parts,
+//!   whole lists, their segment table, marks and the changed offset and slot
+//!   words) and at most two small kernels (`merge_commit`: the device-side
+//!   commit of last batch's staged lists; `apply_patch`: segments and
+//!   scatters), queued on the GPU's stream with no synchronisation (the
+//!   matching kernel follows in stream order); a batch that changes no
+//!   cached list queues nothing. No estimate and no rebuild per batch.
 //!
 //! **Layout.** `data` holds `C` words of list ids (and, for edge-labelled
 //! graphs, `C` words of edge labels after them, at the same offsets). The
@@ -36,7 +39,7 @@
 //! unchanged; `rowidx` is not used (the slot map is always on).
 
 use csm_graph::{Edge, GraphView, Nbrs, Version, VertexId};
-use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{result, CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -257,7 +260,10 @@ pub struct IdHasher(u64);
 
 impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The table takes its bucket from the low bits: those of a product
+        // depend only on the key's low bits (R-MAT's hubs share many), so
+        // hand it the high half.
+        self.0.rotate_left(32)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -487,6 +493,10 @@ impl ResidentLayout {
                 Nbrs::EMPTY
             }
         };
+        // Every slot's list, looked up once, in one tight loop (the lookups
+        // miss the cache on a large graph; independent ones overlap).
+        let nbv: Vec<Nbrs<'_>> = idx.iter().map(|&i| nbrs(self.slots[i].v)).collect();
+        let nb_of = |i: usize| nbv[idx.binary_search(&i).expect("slot in idx")];
         // Marked positions of the changed cached lists, indexed like `now`:
         // binary searches for the deleted edges' endpoints, or scans of the
         // old parts.
@@ -497,7 +507,7 @@ impl ResidentLayout {
                     for (a, b) in [(e.u, e.v), (e.v, e.u)] {
                         let Some(i) = self.slot_index(a) else { continue };
                         let Ok(k) = now.binary_search(&i) else { continue };
-                        let base = nbrs(a).base;
+                        let base = nb_of(i).base;
                         let q = base.partition_point(|&x| (x & !MARK) < b);
                         if q < base.len() && base[q] == b | MARK {
                             m[k].push(q as u32);
@@ -510,9 +520,9 @@ impl ResidentLayout {
                 m
             }
             None => now
-                .par_iter()
+                .iter()
                 .map(|&i| {
-                    nbrs(self.slots[i].v)
+                    nb_of(i)
                         .base
                         .iter()
                         .enumerate()
@@ -524,13 +534,12 @@ impl ResidentLayout {
         };
         let mut whole: Vec<(usize, usize)> = Vec::new();
         let mut patched: Vec<(usize, Option<usize>)> = Vec::new();
-        for &i in idx {
+        for (&i, nb) in idx.iter().zip(&nbv) {
             let s = &self.slots[i];
             if !s.live {
                 continue;
             }
-            let nb = nbrs(s.v);
-            let len = raw_len(&nb);
+            let len = raw_len(nb);
             let changed = now.binary_search(&i).ok();
             // The committed list's length if the device merges its copy.
             let merged = match &s.staged {
@@ -589,7 +598,7 @@ impl ResidentLayout {
                 p.scratch_words += merged;
             }
             if changed.is_some() {
-                let nb = nbrs(s.v);
+                let nb = nb_of(i);
                 if !nb.delta.is_empty() {
                     data.push((i, nb.delta.len(), true));
                     off += nb.delta.len();
@@ -608,7 +617,7 @@ impl ResidentLayout {
         let area = self.area as u32;
         let mut pos = 0u32;
         for &(i, len, delta_only) in &data {
-            let nb = nbrs(self.slots[i].v);
+            let nb = nb_of(i);
             let s = &self.slots[i];
             let len = len as u32;
             let dst = if delta_only {
@@ -631,7 +640,7 @@ impl ResidentLayout {
             if delta_only {
                 continue;
             }
-            let nb = nbrs(self.slots[i].v);
+            let nb = nb_of(i);
             // Only the batch's changed vertices carry marks.
             let marks: Vec<u32> = now
                 .binary_search(&i)
@@ -659,7 +668,7 @@ impl ResidentLayout {
             s.staged = None;
             match changed {
                 Some(c) => {
-                    let nb = nbrs(s.v);
+                    let nb = nb_of(i);
                     let m = &marks_of[c];
                     for &q in m {
                         p.marks.push((s.start + q, nb.base[q as usize]));
@@ -676,7 +685,7 @@ impl ResidentLayout {
                 }
                 None => {
                     // Merged only: the committed list.
-                    let nb = nbrs(s.v);
+                    let nb = nb_of(i);
                     s.len = raw_len(&nb) as u32;
                     s.base = s.len;
                     p.rows.push((r + 1, NONE));
@@ -819,12 +828,24 @@ pub struct ResidentLoad {
     pub pack_seconds: f64,
     /// Host time queueing the copy and kernels.
     pub enqueue_seconds: f64,
-    /// Copy and apply on the device (to the synchronisation).
+    /// Copy and apply on the device: to the synchronisation for the fill;
+    /// 0 for a refresh, which is queued without one (its device time is
+    /// [`ResidentCache::device_seconds`], known once the stream has run it).
     pub copy_seconds: f64,
+    /// Host time of the call.
     pub seconds: f64,
 }
 
+/// Words of the per-batch patch buffers (host and device) and of the merge
+/// scratch area allocated once, after the fill; they grow (by half again) when a
+/// refresh needs more.
+const PATCH_WORDS: usize = 1 << 20;
+
 /// The device side of the resident cache (see the module docs).
+///
+/// A refresh is queued on the GPU's stream with no synchronisation: the
+/// matching kernel, queued after it on the same stream, sees the refreshed
+/// lists. Two events around the queued work give its device time.
 pub struct ResidentCache {
     layout: ResidentLayout,
     data: CudaSlice<u32>,
@@ -833,9 +854,13 @@ pub struct ResidentCache {
     patch_host: Option<PinnedBuffer<u32>>,
     patch_dev: Option<CudaSlice<u32>>,
     scratch: Option<CudaSlice<u32>>,
-    copy_segments: CudaFunction,
-    merge_lists: CudaFunction,
-    scatter_u32: CudaFunction,
+    merge_commit: CudaFunction,
+    apply_patch: CudaFunction,
+    /// Recorded before and after the last refresh's device work.
+    ev_start: CudaEvent,
+    ev_end: CudaEvent,
+    /// The last refresh queued device work (the events time it).
+    queued: bool,
 }
 
 impl ResidentCache {
@@ -850,6 +875,8 @@ impl ResidentCache {
         let t0 = Instant::now();
         let (layout, patch) = ResidentLayout::build(g, ranked, budget, 0.9, Slack::default());
         let factor = if layout.edge_labelled { 2 } else { 1 };
+        let ctx = gpu.context();
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut c = ResidentCache {
             data: gpu.alloc_zeros::<u32>((layout.area * factor).max(1))?,
             rowptr: gpu.alloc_zeros::<u32>(layout.row_words())?,
@@ -858,11 +885,28 @@ impl ResidentCache {
             patch_host: None,
             patch_dev: None,
             scratch: None,
-            copy_segments: crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "copy_segments")?,
-            merge_lists: crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "merge_lists")?,
-            scatter_u32: crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "scatter_u32")?,
+            merge_commit: crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "merge_commit")?,
+            apply_patch: crate::nvrtc::kernel(gpu, crate::nvrtc::MATCH_CU, "apply_patch")?,
+            ev_start: ctx
+                .new_event(timing)
+                .map_err(|e| GpuError::driver("cuEventCreate", e))?,
+            ev_end: ctx
+                .new_event(timing)
+                .map_err(|e| GpuError::driver("cuEventCreate", e))?,
+            queued: false,
         };
         let mut load = c.apply(gpu, g, &patch)?;
+        let t1 = Instant::now();
+        gpu.synchronize()?;
+        load.copy_seconds = t1.elapsed().as_secs_f64();
+        c.queued = false;
+        // The fill's buffers are as large as the cache; a refresh's patch is
+        // proportional to its batch. Keep small ones, allocated now.
+        c.patch_host = None;
+        c.patch_dev = None;
+        c.patch_host = Some(gpu.alloc_pinned(PATCH_WORDS)?);
+        c.patch_dev = Some(gpu.alloc_zeros(PATCH_WORDS)?);
+        c.scratch = Some(gpu.alloc_zeros(PATCH_WORDS * factor)?);
         load.seconds = t0.elapsed().as_secs_f64();
         Ok((c, load))
     }
@@ -885,7 +929,10 @@ impl ResidentCache {
 
     /// Brings the cached lists in step with the staged graph `g` (see
     /// [`ResidentLayout::refresh_with`]; `deleted`: the staged batch's
-    /// deleted edges, or None to scan for marks).
+    /// deleted edges, or None to scan for marks). The device work is queued
+    /// on the GPU's stream and not waited for: work queued after it on
+    /// that stream (the matching kernel) sees the refreshed lists. Its
+    /// device time is [`Self::device_seconds`].
     pub fn refresh<G: GraphView + ?Sized>(
         &mut self,
         gpu: &Gpu,
@@ -902,6 +949,19 @@ impl ResidentCache {
         Ok(load)
     }
 
+    /// Device time of the last refresh's copy and kernels (waits for them;
+    /// 0 when it queued nothing).
+    pub fn device_seconds(&self) -> GpuResult<f64> {
+        if !self.queued {
+            return Ok(0.0);
+        }
+        let ms = self
+            .ev_start
+            .elapsed_ms(&self.ev_end)
+            .map_err(|e| GpuError::driver("cuEventElapsedTime (resident refresh)", e))?;
+        Ok(f64::from(ms) * 1e-3)
+    }
+
     fn apply<G: GraphView + ?Sized>(&mut self, gpu: &Gpu, g: &G, patch: &Patch) -> GpuResult<ResidentLoad> {
         let t0 = Instant::now();
         let words = patch.packed_words();
@@ -914,22 +974,31 @@ impl ResidentCache {
             evicted: patch.evicted,
             ..ResidentLoad::default()
         };
+        // The last refresh's copy reads the pinned patch buffer: it must be
+        // done before the buffer is written (or freed) again.
+        if self.queued {
+            self.ev_end
+                .synchronize()
+                .map_err(|e| GpuError::driver("cuEventSynchronize (resident refresh)", e))?;
+        }
+        self.queued = false;
         if words == 0 {
             return Ok(load);
         }
+        let grow = |n: usize| (n + n / 2).max(PATCH_WORDS);
         if self.patch_host.as_ref().map_or(true, |b| b.len() < words) {
             self.patch_host = None;
-            self.patch_host = Some(gpu.alloc_pinned(words + words / 2 + 1024)?);
+            self.patch_host = Some(gpu.alloc_pinned(grow(words))?);
         }
         if self.patch_dev.as_ref().map_or(true, |b| b.len() < words) {
             self.patch_dev = None;
-            self.patch_dev = Some(gpu.alloc_zeros(words + words / 2 + 1024)?);
+            self.patch_dev = Some(gpu.alloc_zeros(grow(words))?);
         }
         let factor = if self.layout.edge_labelled { 2 } else { 1 };
         let sw = patch.scratch_words * factor;
         if sw > 0 && self.scratch.as_ref().map_or(true, |b| b.len() < sw) {
             self.scratch = None;
-            self.scratch = Some(gpu.alloc_zeros(sw + sw / 2 + 1024)?);
+            self.scratch = Some(gpu.alloc_zeros(grow(sw))?);
         }
         let host = self.patch_host.as_mut().expect("allocated");
         patch.pack(g, host.as_mut_slice());
@@ -941,23 +1010,24 @@ impl ResidentCache {
         gpu.context()
             .bind_to_thread()
             .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
+        self.ev_start
+            .record(s)
+            .map_err(|e| GpuError::driver("cuEventRecord (resident refresh)", e))?;
         // SAFETY: the device buffer holds at least `words` u32; the pinned
-        // source is not written again before the synchronisation below.
+        // source is not written again before `ev_end` (recorded after this
+        // copy) has completed (checked at the top of the next call).
         unsafe { result::memcpy_htod_async(pbase, &host.as_slice()[..words], s.cu_stream()) }
             .map_err(|e| GpuError::driver("cuMemcpyHtoDAsync (resident patch)", e))?;
         let at = |w: usize| pbase + 4 * w as u64;
-        let [jobs, dels, back, segs, marks, rows, slots] = patch.offsets();
+        let [jobs, dels, _back, segs, marks, rows, slots] = patch.offsets();
         let blocks = |n: usize| LaunchConfig {
             grid_dim: ((n as u32).clamp(1, 4096), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let threads = |n: usize| LaunchConfig {
-            grid_dim: ((n as u32).div_ceil(256).clamp(1, 1024), 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // (1) merge staged copies into the scratch area, (2) copy them back.
+        // (1) + (2): merge staged copies into the scratch area and copy them
+        // back, one block per job (`merge_commit`; the patch's `back` table
+        // is what it does, for the host mirror).
         let njobs = patch.jobs.len() as u32;
         if njobs > 0 {
             let scratch = self.scratch.as_mut().expect("allocated");
@@ -965,8 +1035,8 @@ impl ResidentCache {
             let labelled = u32::from(self.layout.edge_labelled);
             let sarea = patch.scratch_words as u32;
             let (jp, dp) = (at(jobs), at(dels));
-            let mut b = s.launch_builder(&self.merge_lists);
-            b.arg(&self.data)
+            let mut b = s.launch_builder(&self.merge_commit);
+            b.arg(&mut self.data)
                 .arg(&area)
                 .arg(&labelled)
                 .arg(&mut *scratch)
@@ -974,59 +1044,51 @@ impl ResidentCache {
                 .arg(&jp)
                 .arg(&dp)
                 .arg(&njobs);
-            // SAFETY: argument types match `merge_lists`; every job's list
-            // lies in `data`, its outputs in the scratch area (sized above).
-            unsafe { b.launch(blocks(patch.jobs.len())) }.map_err(|e| GpuError::driver("launching merge_lists", e))?;
-            let nback = patch.back.len() as u32;
-            let src = scratch.device_ptr(s).0;
-            let bp = at(back);
-            let mut b = s.launch_builder(&self.copy_segments);
-            b.arg(&mut self.data).arg(&src).arg(&bp).arg(&nback);
-            // SAFETY: argument types match `copy_segments`; segments lie in
-            // the scratch area and in the merged lists' slots.
-            unsafe { b.launch(blocks(patch.back.len())) }
-                .map_err(|e| GpuError::driver("launching copy_segments", e))?;
+            // SAFETY: argument types match `merge_commit`; every job's list
+            // lies in `data` (its own slot), its outputs in the scratch area
+            // (sized above).
+            unsafe { b.launch(blocks(patch.jobs.len())) }.map_err(|e| GpuError::driver("launching merge_commit", e))?;
         }
-        // (3) list data from the patch.
-        let nsegs = patch.segs.len() as u32;
-        if nsegs > 0 {
-            let sp = at(segs);
-            let mut b = s.launch_builder(&self.copy_segments);
-            b.arg(&mut self.data).arg(&pbase).arg(&sp).arg(&nsegs);
-            // SAFETY: argument types match `copy_segments`; every segment
-            // lies inside the patch and inside `data` (ResidentLayout keeps
-            // starts + caps within the area).
-            unsafe { b.launch(blocks(patch.segs.len())) }
-                .map_err(|e| GpuError::driver("launching copy_segments", e))?;
-        }
-        // (4)-(6) marks, rows, slot map.
-        for (which, off, n) in [
-            (0, marks, patch.marks.len()),
-            (1, rows, patch.rows.len()),
-            (2, slots, patch.slots.len()),
-        ] {
-            if n == 0 {
-                continue;
-            }
-            let idx = at(off);
-            let vals = at(off + n);
-            let count = n as u32;
-            let target = match which {
-                0 => &mut self.data,
-                1 => &mut self.rowptr,
-                _ => &mut self.slots,
+        // (3)-(6): list data from the patch, marks, rows, slot map.
+        let (nsegs, nm, nr, ns) = (
+            patch.segs.len() as u32,
+            patch.marks.len() as u32,
+            patch.rows.len() as u32,
+            patch.slots.len() as u32,
+        );
+        if nsegs + nm + nr + ns > 0 {
+            let (sp, mp, rp, slp) = (at(segs), at(marks), at(rows), at(slots));
+            let scatter = (nm + nr + ns) as usize;
+            let cfg = LaunchConfig {
+                grid_dim: ((nsegs as usize).max(scatter.div_ceil(256)).clamp(1, 4096) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
             };
-            let mut b = s.launch_builder(&self.scatter_u32);
-            b.arg(target).arg(&idx).arg(&vals).arg(&count);
-            // SAFETY: argument types match `scatter_u32`; mark indices lie
-            // in the id area, row indices below 4 * slots + 1 and slot
-            // indices below the map's length.
-            unsafe { b.launch(threads(n)) }.map_err(|e| GpuError::driver("launching scatter_u32", e))?;
+            let mut b = s.launch_builder(&self.apply_patch);
+            b.arg(&mut self.data)
+                .arg(&pbase)
+                .arg(&sp)
+                .arg(&nsegs)
+                .arg(&mp)
+                .arg(&nm)
+                .arg(&mut self.rowptr)
+                .arg(&rp)
+                .arg(&nr)
+                .arg(&mut self.slots)
+                .arg(&slp)
+                .arg(&ns);
+            // SAFETY: argument types match `apply_patch`; every segment lies
+            // inside the patch and inside `data` (ResidentLayout keeps
+            // starts + caps within the area); mark indices lie in the id
+            // area, row indices below 4 * slots + 1 and slot indices below
+            // the map's length.
+            unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching apply_patch", e))?;
         }
-        let t2 = Instant::now();
-        load.enqueue_seconds = (t2 - t1).as_secs_f64();
-        gpu.synchronize()?;
-        load.copy_seconds = t1.elapsed().as_secs_f64();
+        self.ev_end
+            .record(s)
+            .map_err(|e| GpuError::driver("cuEventRecord (resident refresh)", e))?;
+        self.queued = true;
+        load.enqueue_seconds = t1.elapsed().as_secs_f64();
         load.seconds = t0.elapsed().as_secs_f64();
         Ok(load)
     }
