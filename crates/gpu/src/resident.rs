@@ -836,6 +836,17 @@ pub struct ResidentLoad {
     pub seconds: f64,
 }
 
+impl ResidentLoad {
+    /// What a refresh costs its batch once its device time `dev`
+    /// ([`ResidentCache::device_seconds`]) is known: the host's
+    /// bookkeeping and pack, then the enqueue and the device work counted
+    /// once (the events time the device from the start of the enqueue, so
+    /// the two overlap): `seconds - enqueue + max(enqueue, dev)`.
+    pub fn charged_seconds(&self, dev: f64) -> f64 {
+        self.seconds - self.enqueue_seconds + self.enqueue_seconds.max(dev)
+    }
+}
+
 /// Words of the per-batch patch buffers (host and device) and of the merge
 /// scratch area allocated once, after the fill; they grow (by half again) when a
 /// refresh needs more.

@@ -996,13 +996,13 @@ fn run(a: Args) -> Result<(), String> {
             }
             let stage_s = tu.elapsed().as_secs_f64();
             // The resident caches' refresh for this batch (gcsm-persist).
-            let mut persist: Vec<(f64, usize)> = Vec::new();
+            let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
             if let Some(s) = gpu_side.as_mut() {
                 let gpu = s.gpu.clone();
                 for (name, c) in s.resident.iter_mut() {
                     let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
                     let load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
-                    persist.push((load.seconds, load.bytes));
+                    persist.push(load);
                     log(
                         t0,
                         format!(
@@ -1107,16 +1107,17 @@ fn run(a: Args) -> Result<(), String> {
                         }
                         if let Some(ri) = s.resident.iter().position(|(n, _)| n == e) {
                             let c = &s.resident[ri].1;
-                            let (secs, bytes) = persist[ri];
+                            let load = persist[ri];
                             // The refresh is queued without a synchronisation
                             // (the kernel follows it on the stream): every
-                            // row is charged its host time plus its device
-                            // time (events), as if it ran alone.
+                            // row is charged its host time and its device
+                            // time (events; the enqueue counted once), as if
+                            // it ran alone.
                             let res = run_cached(&mut s.matcher, Some(c), &graph, &s.pinned, qp).and_then(|mut r| {
-                                let dev = c.device_seconds()?;
-                                r.dc_seconds = secs + dev;
-                                r.seconds += secs + dev;
-                                r.cache_bytes = bytes;
+                                let secs = load.charged_seconds(c.device_seconds()?);
+                                r.dc_seconds = secs;
+                                r.seconds += secs;
+                                r.cache_bytes = load.bytes;
                                 r.cache_vertices = c.layout().live();
                                 Ok(r)
                             });
