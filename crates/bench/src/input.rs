@@ -322,7 +322,7 @@ pub struct EngineArgs {
     /// data-independent order).
     #[arg(long, value_name = "ORDER", default_value = "auto")]
     pub order: String,
-    /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm.
+    /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist.
     #[arg(long, value_name = "V", default_value = "gcsm")]
     pub variant: String,
     /// GPU cache budget for `--engine gpu`: bytes, or a fraction of the graph
@@ -339,7 +339,7 @@ impl EngineArgs {
     fn gpu(&self) -> Result<csm_gpu::GpuEngine> {
         let variant = csm_gpu::Variant::parse(&self.variant).ok_or_else(|| {
             anyhow!(
-                "unknown GPU variant `{}` (expected zp, um, vsgm, vsgm:K, naive, gcsm)",
+                "unknown GPU variant `{}` (expected zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist)",
                 self.variant
             )
         })?;
