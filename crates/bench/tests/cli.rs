@@ -260,9 +260,37 @@ fn sweep_writes_csv_and_svg() {
         .next()
         .unwrap()
         .starts_with("engine,query,batch,threads,updates,positive,negative,seconds,updates_per_second"));
-    assert_eq!(lines.count(), 2 * 2 * 2);
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2 * 2 * 2);
+    assert!(rows.iter().all(|r| r.ends_with(",false")), "{rows:?}");
     let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("triangle"));
+
+    // a time limit that every run passes at once: each row stops early
+    let limited = dir.path().join("limited");
+    ok(&[
+        "sweep",
+        "-g",
+        &g,
+        "--queries",
+        "triangle",
+        "--batches",
+        "1,8",
+        "--stream-fraction",
+        "0.05",
+        "--time-limit",
+        "0.000001",
+        "--out",
+        limited.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(limited.join("sweep.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let updates = header.iter().position(|&h| h == "updates").unwrap();
+    for row in csv.lines().skip(1) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells.last(), Some(&"true"), "{row}");
+        assert!(cells[updates].parse::<usize>().unwrap() < 50, "{row}");
+    }
 }
 
 #[test]

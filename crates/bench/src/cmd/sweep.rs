@@ -13,9 +13,10 @@ use plotters::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cmd::stream::{process_stream, Totals};
+use crate::cmd::stream::{process_stream_until, Totals};
 use crate::cmd::verify::engine_list;
 use crate::input::{self, GraphArgs, LoadedQuery, StreamArgs};
+use crate::limit;
 use crate::output;
 
 /// Stream fraction used when no stream option is given.
@@ -44,6 +45,11 @@ pub struct SweepArgs {
     /// The stream (default: --stream-fraction 0.02).
     #[command(flatten)]
     pub stream: StreamArgs,
+    /// Give each run (one cell of the grid) this many seconds of processing:
+    /// no batch starts after it, and the row says `timed_out` (its updates,
+    /// counts and times cover the batches that ran).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::limit::parse_limit)]
+    pub time_limit: Option<f64>,
     /// Output directory (created if missing).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: PathBuf,
@@ -67,10 +73,12 @@ pub struct SweepRow {
     /// Updates per second of matching + graph update time.
     pub updates_per_second: f64,
     pub update_seconds: f64,
+    /// The run stopped at `--time-limit` before the end of the stream.
+    pub timed_out: bool,
 }
 
 pub const CSV_HEADER: &str =
-    "engine,query,batch,threads,updates,positive,negative,seconds,updates_per_second,update_seconds";
+    "engine,query,batch,threads,updates,positive,negative,seconds,updates_per_second,update_seconds,timed_out";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -90,7 +98,7 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<()> {
     for r in rows {
         writeln!(
             f,
-            "{},{},{},{},{},{},{},{:.6},{:.1},{:.6}",
+            "{},{},{},{},{},{},{},{:.6},{:.1},{:.6},{}",
             csv_field(&r.engine),
             csv_field(&r.query),
             r.batch,
@@ -100,7 +108,8 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<()> {
             r.negative,
             r.seconds,
             r.updates_per_second,
-            r.update_seconds
+            r.update_seconds,
+            r.timed_out
         )?;
     }
     f.flush()?;
@@ -228,7 +237,8 @@ pub fn run(args: SweepArgs) -> Result<()> {
                     let run = || -> Result<Totals> {
                         let mut e = registry::continuous_engine(engine, &opts)?;
                         e.init(&w.g0, &q.query)?;
-                        process_stream(e.as_mut(), &w.updates, &w.source, b, strictness, |_, _, _| {})
+                        let deadline = limit::deadline(args.time_limit)?;
+                        process_stream_until(e.as_mut(), &w.updates, &w.source, b, strictness, deadline, |_, _, _| {})
                     };
                     let tot = match run() {
                         Ok(tot) => tot,
@@ -252,6 +262,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
                         seconds: tot.seconds,
                         updates_per_second: tot.updates_per_second(),
                         update_seconds: tot.update_seconds,
+                        timed_out: tot.timed_out,
                     };
                     if args.json {
                         output::json_line(&json!(row));
@@ -290,7 +301,11 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 r.positive.to_string(),
                 r.negative.to_string(),
                 format!("{:.4}", r.seconds),
-                format!("{:.0}", r.updates_per_second),
+                if r.timed_out {
+                    format!("{:.0} (time limit)", r.updates_per_second)
+                } else {
+                    format!("{:.0}", r.updates_per_second)
+                },
             ]);
         }
         print!("{}", t.render());
