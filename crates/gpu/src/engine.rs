@@ -31,7 +31,7 @@ use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
-use crate::plan::{encode_plan, QueryPlans};
+use crate::plan::{encode_plan, QueryPlans, Seed};
 use crate::resident::{ResidentCache, ResidentLoad};
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
@@ -199,33 +199,17 @@ pub fn run_staged(
         }
         _ => cache.clear(),
     }
-    let t_split = Instant::now();
-    let tasks = plans.tasks(g, &seeds, &matcher.task_options());
-    run.split_seconds = t_split.elapsed().as_secs_f64();
     let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
-    let k = matcher.run(host, cache_ref, &plans.encoded, Seeds::Explicit(&tasks))?;
-    if k.aborted {
-        return Err(GpuError::TimedOut(format!(
-            "the matching kernel hit its time limit of {:?} ({} tasks)",
-            matcher.config().time_limit.unwrap_or_default(),
-            tasks.len()
-        )));
-    }
+    split_and_run(matcher, cache_ref, g, host, plans, &seeds, &mut run)?;
     if let Some(sel) = selector {
         sel.observe(&Observed {
             seeds: seeds.len(),
             fe_seconds: run.fe_seconds,
             dc_seconds: run.dc_seconds,
-            kernel_seconds: k.kernel_seconds,
+            kernel_seconds: run.kernel_seconds,
             cache_bytes: run.cache_bytes,
         });
     }
-    run.tasks = tasks.len();
-    run.roots = seeds.len();
-    run.positive = k.positive;
-    run.negative = k.negative;
-    run.kernel_seconds = k.kernel_seconds;
-    run.kernel = k;
     run.seconds = t0.elapsed().as_secs_f64();
     Ok(run)
 }
@@ -245,8 +229,25 @@ pub fn run_cached(
     let delta = g.pending_delta().unwrap_or(&empty);
     let seeds = plans.seeds(g, delta);
     let mut run = StagedRun::default();
+    split_and_run(matcher, cache, g, host, plans, &seeds, &mut run)?;
+    run.seconds = t0.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+/// The part of a batch both paths share: cuts `seeds` into kernel tasks,
+/// runs the kernel over `cache`, and fills `run`'s split, task, kernel and
+/// count fields. A kernel that hit its time limit is an error.
+fn split_and_run(
+    matcher: &mut DeviceMatcher,
+    cache: Option<&dyn KernelCache>,
+    g: &DynamicGraph,
+    host: &HostGraph,
+    plans: &QueryPlans,
+    seeds: &[Seed],
+    run: &mut StagedRun,
+) -> GpuResult<()> {
     let t_split = Instant::now();
-    let tasks = plans.tasks(g, &seeds, &matcher.task_options());
+    let tasks = plans.tasks(g, seeds, &matcher.task_options());
     run.split_seconds = t_split.elapsed().as_secs_f64();
     let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&tasks))?;
     if k.aborted {
@@ -262,8 +263,7 @@ pub fn run_cached(
     run.negative = k.negative;
     run.kernel_seconds = k.kernel_seconds;
     run.kernel = k;
-    run.seconds = t0.elapsed().as_secs_f64();
-    Ok(run)
+    Ok(())
 }
 
 /// Vertices whose mirror a staged batch changes: touched lists plus added
