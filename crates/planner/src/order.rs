@@ -77,21 +77,31 @@ impl OrderStrategy for GcsmOrder {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CostOrder;
 
+impl CostOrder {
+    /// The tie key among equally bound vertices (smaller first): the label
+    /// frequency's power-of-two bucket, so that uniform labels tie and leave
+    /// the order to the query's structure, then the higher query degree.
+    pub(crate) fn tie_key(q: &QueryGraph, stats: &GraphStats, u: QVertex) -> (u32, std::cmp::Reverse<usize>, QVertex) {
+        (stats.freq(q.label(u)).max(1).ilog2(), std::cmp::Reverse(q.degree(u)), u)
+    }
+
+    /// Orders start vertices of a static plan, best first: label frequency
+    /// per query degree, then id.
+    pub(crate) fn cmp_starts(q: &QueryGraph, stats: &GraphStats, a: QVertex, b: QVertex) -> std::cmp::Ordering {
+        let cost = |u: QVertex| stats.freq(q.label(u)) as f64 / q.degree(u) as f64;
+        cost(a).total_cmp(&cost(b)).then(a.cmp(&b))
+    }
+}
+
 impl OrderStrategy for CostOrder {
     fn name(&self) -> &'static str {
         "cost"
     }
     fn order(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats) -> Vec<QVertex> {
-        // label frequencies in the same power-of-two bucket are a tie:
-        // uniform labels then leave the order to the query's structure
-        let key = |u: QVertex| (stats.freq(q.label(u)).max(1).ilog2(), std::cmp::Reverse(q.degree(u)), u);
+        let key = |u: QVertex| Self::tie_key(q, stats, u);
         if prefix.is_empty() {
             let start = (0..q.num_vertices())
-                .min_by(|&a, &b| {
-                    let ca = stats.freq(q.label(a)) as f64 / q.degree(a) as f64;
-                    let cb = stats.freq(q.label(b)) as f64 / q.degree(b) as f64;
-                    ca.total_cmp(&cb).then(a.cmp(&b))
-                })
+                .min_by(|&a, &b| Self::cmp_starts(q, stats, a, b))
                 .unwrap_or(0);
             return greedy(q, &[start], key);
         }

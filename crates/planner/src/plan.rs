@@ -178,7 +178,7 @@ pub struct DeltaPlan {
     pub plan: Plan,
 }
 
-fn levels_for(
+pub(crate) fn levels_for(
     q: &QueryGraph,
     order: &[QVertex],
     version_of: impl Fn(usize) -> Version,

@@ -40,7 +40,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::intersect::{intersect_into, Operand};
 use crate::order::{greedy, CostOrder, OrderStrategy};
-use crate::plan::defer_leaf;
+use crate::plan::{defer_leaf, levels_for};
 use crate::query::{QVertex, QueryGraph};
 use crate::stats::GraphStats;
 
@@ -130,16 +130,12 @@ impl SampledOrder {
     /// cost order itself).
     pub fn candidates(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats) -> Vec<Vec<QVertex>> {
         let bucket = |u: QVertex| stats.freq(q.label(u)).max(1).ilog2();
-        let by_label = |u: QVertex| (bucket(u), Reverse(q.degree(u)), u);
+        let by_label = |u: QVertex| CostOrder::tie_key(q, stats, u);
         let by_degree = |u: QVertex| (Reverse(q.degree(u)), bucket(u), u);
         let by_id = |u: QVertex| (0, Reverse(0), u);
         let starts: Vec<Vec<QVertex>> = if prefix.is_empty() {
             let mut vs: Vec<QVertex> = (0..q.num_vertices()).collect();
-            vs.sort_by(|&a, &b| {
-                let ca = stats.freq(q.label(a)) as f64 / q.degree(a) as f64;
-                let cb = stats.freq(q.label(b)) as f64 / q.degree(b) as f64;
-                ca.total_cmp(&cb).then(a.cmp(&b))
-            });
+            vs.sort_by(|&a, &b| CostOrder::cmp_starts(q, stats, a, b));
             vs.truncate(self.starts);
             let hub = (0..q.num_vertices())
                 .max_by_key(|&u| (q.degree(u), Reverse(u)))
@@ -212,32 +208,16 @@ impl<'g> Prober<'g> {
     fn work(&mut self, order: &[QVertex], probes: usize) -> f64 {
         let (g, q) = (self.g, self.q);
         let n = order.len();
-        let mut pos = [0usize; 32];
-        for (d, &u) in order.iter().enumerate() {
-            pos[u] = d;
-        }
-        // level d reads the lists of its earlier neighbours
-        let reads: Vec<Vec<(usize, Option<Label>)>> = (0..n)
-            .map(|d| {
-                order[..d]
-                    .iter()
-                    .filter(|&&w| q.has_edge(w, order[d]))
-                    .map(|&w| {
-                        (
-                            pos[w],
-                            q.edge_labelled().then(|| q.edge_label(w, order[d]).expect("edge")),
-                        )
-                    })
-                    .collect()
-            })
-            .collect();
+        // the plan's own reads: level d reads the lists of its earlier
+        // neighbours (on a committed graph every version is the current one)
+        let levels = levels_for(q, order, |_| Version::New, None);
         // how many later levels read each level's binding: a child's
         // subtree grows about as its degree to that power
         let fanout: Vec<i32> = (0..n)
             .map(|d| {
-                reads
+                levels
                     .iter()
-                    .filter(|r| r.iter().any(|&(p, _)| p == d))
+                    .filter(|l| l.reads.iter().any(|r| r.pos as usize == d))
                     .count()
                     .clamp(1, 3) as i32
             })
@@ -253,11 +233,12 @@ impl<'g> Prober<'g> {
             };
             emb[0] = v;
             for d in 1..n {
-                let mut ops: Vec<Operand<'_>> = reads[d]
+                let mut ops: Vec<Operand<'_>> = levels[d]
+                    .reads
                     .iter()
-                    .map(|&(p, elabel)| Operand {
-                        list: g.nbrs(emb[p], Version::New),
-                        elabel,
+                    .map(|r| Operand {
+                        list: g.nbrs(emb[r.pos as usize], Version::New),
+                        elabel: r.elabel,
                     })
                     .collect();
                 total += weight * node_cost(&ops);
