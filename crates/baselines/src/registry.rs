@@ -13,6 +13,9 @@ pub struct EngineOptions {
     /// Worker threads (0 = all cores).
     pub threads: usize,
     pub order: Arc<dyn OrderStrategy>,
+    /// Static counts of the `cpu` engines read neighbour lists grouped by
+    /// label ([`csm_graph::CsrByLabel`]) when labels matter (default true).
+    pub label_groups: bool,
 }
 
 impl Default for EngineOptions {
@@ -20,6 +23,7 @@ impl Default for EngineOptions {
         EngineOptions {
             threads: 0,
             order: Arc::new(csm_planner::SampledOrder::default()),
+            label_groups: true,
         }
     }
 }
@@ -36,11 +40,17 @@ pub const ENGINES: &[&str] = &[
     "rapidflow",
 ];
 
+/// The `cpu` engine with `opts`.
+fn cpu(opts: &EngineOptions) -> Result<CpuEngine, EngineError> {
+    let e = CpuEngine::new(opts.threads, opts.order.clone())?;
+    Ok(if opts.label_groups { e } else { e.without_label_groups() })
+}
+
 /// A static matcher by name.
 pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticMatcher>, EngineError> {
     Ok(match name {
-        "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
-        "cpu-nosym" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?.without_symmetry()),
+        "cpu" => Box::new(cpu(opts)?),
+        "cpu-nosym" => Box::new(cpu(opts)?.without_symmetry()),
         "oracle" => Box::new(BruteForce),
         "vf2" => Box::new(Vf2),
         "stwig" => Box::new(crate::stwig::Stwig::new().with_threads(opts.threads)?),

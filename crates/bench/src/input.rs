@@ -304,6 +304,7 @@ pub fn engine_options(threads: usize, order: &str) -> Result<EngineOptions> {
     Ok(EngineOptions {
         threads,
         order: order_strategy(order)?,
+        ..EngineOptions::default()
     })
 }
 
@@ -329,11 +330,18 @@ pub struct EngineArgs {
     /// like 0.05.
     #[arg(long, value_name = "B", default_value = "0.05")]
     pub budget: String,
+    /// Static counts of the cpu engine filter whole neighbour lists by label
+    /// instead of reading them grouped by label (for comparisons).
+    #[arg(long)]
+    pub no_label_groups: bool,
 }
 
 impl EngineArgs {
     pub fn options(&self) -> Result<EngineOptions> {
-        engine_options(self.threads, &self.order)
+        Ok(EngineOptions {
+            label_groups: !self.no_label_groups,
+            ..engine_options(self.threads, &self.order)?
+        })
     }
 
     fn gpu(&self) -> Result<csm_gpu::GpuEngine> {

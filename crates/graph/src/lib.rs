@@ -4,6 +4,7 @@
 //! * [`dynamic`]: [`DynamicGraph`], the host-resident mutable store of GCSM
 //!   Sec. V-A / Fig. 5, with old/new/common neighbour views while a batch is pending.
 //! * [`csr`]: [`CsrGraph`], an immutable snapshot for static matching, packing and upload.
+//! * [`by_label`]: [`CsrByLabel`], a CSR whose lists can be read one neighbour label at a time.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
@@ -11,6 +12,7 @@
 //! * [`format`]: readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
+pub mod by_label;
 pub mod common_view;
 pub mod csr;
 pub mod dynamic;
@@ -21,6 +23,7 @@ pub mod types;
 pub mod versions;
 pub mod view;
 
+pub use by_label::CsrByLabel;
 pub use common_view::CommonView;
 pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Strictness};

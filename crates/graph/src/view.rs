@@ -196,6 +196,22 @@ pub trait GraphView: Sync {
     /// An upper bound on the degree of any vertex in any version (D in GCSM Sec. IV).
     fn max_degree(&self) -> usize;
 
+    /// True when [`GraphView::nbrs_with_label`] answers for every vertex.
+    /// Wrappers that change lists (e.g. [`crate::CommonView`]) keep the
+    /// default `false` rather than forward it.
+    fn partitioned_by_label(&self) -> bool {
+        false
+    }
+
+    /// The entries of `nbrs(v, ver)` whose vertex has label `label`, as a
+    /// sorted list, from stores that keep lists grouped by label
+    /// ([`crate::CsrByLabel`]); `None` from the others, whose readers filter
+    /// by label themselves.
+    #[inline]
+    fn nbrs_with_label(&self, _v: VertexId, _ver: Version, _label: Label) -> Option<Nbrs<'_>> {
+        None
+    }
+
     #[inline]
     fn label(&self, v: VertexId) -> Label {
         self.labels()[v as usize]

@@ -17,7 +17,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use csm_graph::{GraphView, Nbrs, VertexId};
+use csm_graph::{GraphView, Label, Nbrs, Version, VertexId};
 
 use crate::intersect::{intersect_into, intersect_len, sorted_overlap, Operand};
 use crate::plan::{Level, Plan, Read};
@@ -160,12 +160,32 @@ fn first_allowed(emb: &[VertexId], level: &Level, bound: usize) -> VertexId {
         .unwrap_or(0)
 }
 
+/// The label a level's lists are read with: `Some` when the plan checks
+/// labels and `g` keeps lists grouped by label ([`GraphView::nbrs_with_label`]),
+/// so that intersections see only that label's neighbours and need no label
+/// filter afterwards.
+#[inline]
+fn read_label<G: GraphView + ?Sized>(g: &G, plan: &Plan, level: &Level) -> Option<Label> {
+    (plan.check_labels && g.partitioned_by_label()).then_some(level.label)
+}
+
+/// `v`'s list of version `ver`, only its vertices of `label` when given (and
+/// the view has them grouped).
+#[inline]
+fn list_of<G: GraphView + ?Sized>(g: &G, v: VertexId, ver: Version, label: Option<Label>) -> Nbrs<'_> {
+    match label.and_then(|l| g.nbrs_with_label(v, ver, l)) {
+        Some(list) => list,
+        None => g.nbrs(v, ver),
+    }
+}
+
 /// Builds the operands of `level.extra` (plus an optional reused candidate
 /// set) on the stack (at most 32), each plain one cut to its entries from
-/// `$first` on; `$cut` tells whether the intersection is already free of
-/// smaller entries (some operand was cut, or `$first` is 0).
+/// `$first` on, each read with `$label` ([`list_of`]); `$cut` tells whether
+/// the intersection is already free of smaller entries (some operand was
+/// cut, or `$first` is 0).
 macro_rules! with_operands {
-    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, $first:expr, |$ops:ident, $cut:ident| $body:expr) => {{
+    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, $first:expr, $label:expr, |$ops:ident, $cut:ident| $body:expr) => {{
         let mut storage: [MaybeUninit<Operand<'_>>; MAX_QUERY_VERTICES] =
             [const { MaybeUninit::uninit() }; MAX_QUERY_VERTICES];
         let first: VertexId = $first;
@@ -190,7 +210,7 @@ macro_rules! with_operands {
             if Some(k) == $skip {
                 continue;
             }
-            let mut list = $g.nbrs($emb[r.pos as usize], r.version);
+            let mut list = list_of($g, $emb[r.pos as usize], r.version, $label);
             if first > 0 {
                 if let Some(cut) = list.plain_from(first) {
                     list = cut;
@@ -316,10 +336,11 @@ impl Executor {
         let level = &plan.levels[last];
         let emb = self.emb;
         let mut out = std::mem::take(&mut self.bufs[last]);
-        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, 0, |ops, _cut| {
+        let label = read_label(g, plan, level);
+        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, 0, label, |ops, _cut| {
             intersect_into(ops, &mut out)
         });
-        if plan.check_labels {
+        if plan.check_labels && label.is_none() {
             let labels = g.labels();
             out.retain(|&c| labels[c as usize] == level.label);
         }
@@ -350,7 +371,7 @@ impl Executor {
             return false;
         };
         let r = level.extra[k];
-        let list = g.nbrs(self.emb[r.pos as usize], r.version);
+        let list = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
         if !list.is_plain() {
             return false;
         }
@@ -368,9 +389,10 @@ impl Executor {
 
     fn unpin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) {
         if let Some(k) = self.pinned[d].take() {
-            let r = plan.levels[d].extra[k as usize];
+            let level = &plan.levels[d];
+            let r = level.extra[k as usize];
             let bits = &mut self.bits[d];
-            for &x in g.nbrs(self.emb[r.pos as usize], r.version).base {
+            for &x in list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level)).base {
                 bits[x as usize >> 6] &= !(1 << (x & 63));
             }
         }
@@ -413,12 +435,13 @@ impl Executor {
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
+        let label = read_label(g, plan, level);
         if let (Some(src), true) = (src, level.extra.is_empty()) {
             out.clear();
             out.extend_from_slice(&src[src.partition_point(|&x| x < first)..]);
         } else {
             let skip = self.pinned_read(d);
-            let cut = with_operands!(g, level.extra, src, emb, skip, first, |ops, cut| {
+            let cut = with_operands!(g, level.extra, src, emb, skip, first, label, |ops, cut| {
                 intersect_into(ops, out);
                 cut
             });
@@ -431,7 +454,7 @@ impl Executor {
                 out.retain(|&c| bit(bits, c));
             }
         }
-        let check_label = plan.check_labels && level.reuse.is_none();
+        let check_label = plan.check_labels && level.reuse.is_none() && label.is_none();
         if check_label || !level.conflicts.is_empty() {
             let labels = g.labels();
             out.retain(|&c| {
@@ -542,7 +565,8 @@ impl Executor {
         let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let tmp = &mut self.tmp;
-        let check_label = plan.check_labels && level.reuse.is_none();
+        let label = read_label(g, plan, level);
+        let check_label = plan.check_labels && level.reuse.is_none() && label.is_none();
         let extra: &[Read] = &level.extra;
         let skip = self.pinned[d].map(usize::from);
         let bits = &self.bits[d];
@@ -557,12 +581,16 @@ impl Executor {
         } else {
             None
         };
-        with_operands!(g, extra, src, emb, skip, first, |ops, cut| {
-            let cached = match (&memo, shared) {
-                (Some((slot, key, epoch)), _) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
-                (_, Some(m)) => m.get(key),
-                _ => None,
-            };
+        let cached = match (&memo, shared) {
+            (Some((slot, key, epoch)), _) if slot.key == *key && slot.epoch == *epoch => Some(slot.n as u64),
+            (_, Some(m)) => m.get(key),
+            _ => None,
+        };
+        if let (Some(n), true) = (cached, level.conflicts.is_empty()) {
+            // nothing to subtract: the lists need not even be looked up
+            return n;
+        }
+        with_operands!(g, extra, src, emb, skip, first, label, |ops, cut| {
             let mut n = match (cached, &*ops) {
                 (Some(n), _) => n,
                 (None, [o]) if cut && skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {

@@ -17,7 +17,7 @@ pub use exec::{Executor, NoVisitor, SharedMemo, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
 pub use plan::{delta_plans, delta_plans_on, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign};
 pub use query::{QVertex, QueryError, QueryGraph};
-pub use sampled::SampledOrder;
+pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
 pub use symmetry::{
     automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,

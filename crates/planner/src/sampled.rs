@@ -159,6 +159,15 @@ impl SampledOrder {
     }
 }
 
+/// Estimated work (list entries merged, as [`SampledOrder`] weighs
+/// candidates) of a full static run of `order` over `g`: the mean of
+/// `probes` Knuth probes of its search tree, unbiased (see the module docs).
+/// Lets callers decide whether preparation that pays per unit of work
+/// (e.g. grouping lists by label) is worth its fixed cost.
+pub fn estimated_work(g: &dyn GraphView, q: &QueryGraph, order: &[QVertex], probes: usize, seed: u64) -> f64 {
+    Prober::new(g, q, seed).work(order, probes)
+}
+
 /// Random probes of one query's search trees over one graph.
 struct Prober<'g> {
     g: &'g dyn GraphView,

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
-    BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version, VertexId,
+    BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version,
+    VertexId,
 };
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans_on, for_each_seed, seed_fits, single_edge_restricted, static_plan_on,
@@ -47,6 +48,8 @@ pub struct CpuEngine {
     exec: Executor,
     /// Per-update list versions of overlapped runs (buffers reused).
     versions: UpdateVersions,
+    /// Static counts read label groups ([`CsrByLabel`]) when labels matter.
+    by_label: bool,
 }
 
 impl CpuEngine {
@@ -67,6 +70,7 @@ impl CpuEngine {
             rate: WorkRate::default(),
             exec: Executor::new(),
             versions: UpdateVersions::new(),
+            by_label: true,
         })
     }
 
@@ -74,6 +78,13 @@ impl CpuEngine {
     /// the automorphism restrictions of static counts.
     pub fn without_symmetry(mut self) -> Self {
         self.symmetry = false;
+        self
+    }
+
+    /// Static counts read whole neighbour lists and filter by label instead
+    /// of grouping the lists by label first (for comparisons).
+    pub fn without_label_groups(mut self) -> Self {
+        self.by_label = false;
         self
     }
 
@@ -556,6 +567,16 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan) -> u64 {
         .sum()
 }
 
+/// Knuth probes behind the decision to group lists by label.
+const GROUP_PROBES: usize = 64;
+
+/// Estimated work (list entries merged) per list entry of the graph from
+/// which a static count groups the lists by label first. Measured on a 2 M
+/// edge R-MAT with 16 labels (2 threads): grouping took 40-80 ms; a 4-cycle
+/// with distinct labels (57 units per entry) ran in 0.14 s instead of
+/// 0.38 s, a diamond (26) in 0.10 s against 0.07 s.
+const GROUP_WORK_PER_ENTRY: f64 = 40.0;
+
 impl StaticMatcher for CpuEngine {
     fn name(&self) -> &str {
         "cpu"
@@ -569,6 +590,17 @@ impl StaticMatcher for CpuEngine {
             Some(auts) => break_symmetry(&plan, &auts, 0),
             None => (plan, 1),
         };
+        if plan.check_labels && self.by_label {
+            // read each level's label group instead of filtering whole lists,
+            // when the run is long enough to repay grouping every list (the
+            // estimate ignores symmetry breaking, which cuts the work about
+            // `factor`-fold)
+            let work = csm_planner::estimated_work(g, q, &plan.order, GROUP_PROBES, 1) / factor as f64;
+            if work >= GROUP_WORK_PER_ENTRY * g.neighbor_array().len() as f64 {
+                let grouped = self.pool.install(|| CsrByLabel::new(g));
+                return Ok(factor * self.pool.install(|| count_static_parallel(&grouped, &plan)));
+            }
+        }
         Ok(factor * self.pool.install(|| count_static_parallel(g, &plan)))
     }
 }

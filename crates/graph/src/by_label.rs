@@ -1,0 +1,223 @@
+//! [`CsrByLabel`]: a [`CsrGraph`] whose neighbour lists can also be read one
+//! vertex label at a time, as RapidFlow and the SubgraphMatching study's
+//! engines index them.
+//!
+//! A matcher that extends a partial match to a query vertex of label `l`
+//! needs only the neighbours labelled `l`. Reading whole lists, intersecting
+//! them and then dropping the other labels costs a label lookup per surviving
+//! candidate and merges entries that can never match; with many labels that
+//! is most of the work. Here every list is also kept grouped by label (ids
+//! ascending within a group), and [`GraphView::nbrs_with_label`] returns the
+//! group of one label as a plain sorted slice, found by two binary searches
+//! on the group order (no per-vertex directory).
+//!
+//! Memory: one more copy of the adjacency (and of its edge labels), built in
+//! parallel in O(|E| log d). [`GraphView::nbrs`] still reads the id-sorted
+//! snapshot, so every other reader is unaffected.
+
+use rayon::prelude::*;
+
+use crate::csr::CsrGraph;
+use crate::types::{Label, VertexId};
+use crate::view::{GraphView, Nbrs, Version};
+
+/// A CSR snapshot plus its lists grouped by neighbour label.
+#[derive(Debug)]
+pub struct CsrByLabel<'g> {
+    csr: &'g CsrGraph,
+    /// Per vertex (at the CSR's offsets): neighbours sorted by (label, id).
+    grouped: Vec<VertexId>,
+    /// Edge labels parallel to `grouped`; empty without edge labels.
+    grouped_elabels: Vec<Label>,
+    /// The vertex label of each entry of `grouped`, when every label fits
+    /// in 16 bits: a list's groups are then found by binary searches in its
+    /// own (contiguous) keys instead of label lookups scattered over the graph.
+    keys: Option<Vec<u16>>,
+}
+
+impl<'g> CsrByLabel<'g> {
+    /// Groups every list of `csr` by neighbour label (on the current rayon pool).
+    pub fn new(csr: &'g CsrGraph) -> Self {
+        let labels = csr.labels();
+        let offsets = csr.offsets();
+        // (label, id) packed in one word per entry: a list sorts by it with
+        // no label lookups in its comparisons
+        let mut packed: Vec<u64> = csr
+            .neighbor_array()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|&x| (labels[x as usize] as u64) << 32 | x as u64)
+            .collect();
+        let mut grouped_elabels = Vec::new();
+        if csr.edge_labelled() {
+            grouped_elabels.reserve_exact(packed.len());
+            for v in 0..csr.num_vertices() as VertexId {
+                grouped_elabels.extend_from_slice(csr.edge_labels(v));
+            }
+            let lists = split_by_offsets(&mut packed, offsets);
+            let els = split_by_offsets(&mut grouped_elabels, offsets);
+            lists.into_par_iter().zip(els).with_min_len(256).for_each(|(list, el)| {
+                if !list.is_sorted() {
+                    let mut pairs: Vec<(u64, Label)> = list.iter().copied().zip(el.iter().copied()).collect();
+                    pairs.sort_unstable();
+                    for (k, (p, l)) in pairs.into_iter().enumerate() {
+                        list[k] = p;
+                        el[k] = l;
+                    }
+                }
+            });
+        } else {
+            let lists = split_by_offsets(&mut packed, offsets);
+            lists.into_par_iter().with_min_len(256).for_each(|list| {
+                if !list.is_sorted() {
+                    list.sort_unstable();
+                }
+            });
+        }
+        let grouped = packed
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|&p| p as VertexId)
+            .collect();
+        let small = labels.iter().all(|&l| l <= u16::MAX as Label || l == crate::ABSENT);
+        let keys = small.then(|| {
+            packed
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|&p| (p >> 32) as u16)
+                .collect()
+        });
+        CsrByLabel {
+            csr,
+            grouped,
+            grouped_elabels,
+            keys,
+        }
+    }
+
+    /// The snapshot this index groups.
+    pub fn csr(&self) -> &'g CsrGraph {
+        self.csr
+    }
+
+    /// Bytes held by the grouped copy (the snapshot's own arrays excluded).
+    pub fn memory_bytes(&self) -> usize {
+        (self.grouped.len() + self.grouped_elabels.len()) * 4 + self.keys.as_ref().map_or(0, |k| k.len() * 2)
+    }
+}
+
+/// `data` cut into the per-vertex slices that `offsets` delimit.
+fn split_by_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(offsets.len().saturating_sub(1));
+    for w in offsets.windows(2) {
+        let (head, tail) = data.split_at_mut((w[1] - w[0]) as usize);
+        out.push(head);
+        data = tail;
+    }
+    out
+}
+
+impl GraphView for CsrByLabel<'_> {
+    fn num_vertices(&self) -> usize {
+        self.csr.num_vertices()
+    }
+    fn labels(&self) -> &[Label] {
+        self.csr.labels()
+    }
+    #[inline]
+    fn nbrs(&self, v: VertexId, ver: Version) -> Nbrs<'_> {
+        self.csr.nbrs(v, ver)
+    }
+    fn edge_labelled(&self) -> bool {
+        self.csr.edge_labelled()
+    }
+    fn max_degree(&self) -> usize {
+        self.csr.max_degree()
+    }
+    fn partitioned_by_label(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
+        let off = self.csr.offsets();
+        let (s, t) = (off[v as usize] as usize, off[v as usize + 1] as usize);
+        let list = &self.grouped[s..t];
+        let (lo, hi) = match &self.keys {
+            Some(keys) if label <= u16::MAX as Label => {
+                let keys = &keys[s..t];
+                let k = label as u16;
+                let lo = keys.partition_point(|&x| x < k);
+                (lo, lo + keys[lo..].partition_point(|&x| x == k))
+            }
+            Some(_) => (0, 0), // no neighbour carries a label this large
+            None => {
+                let labels = self.csr.labels();
+                let lo = list.partition_point(|&x| labels[x as usize] < label);
+                (lo, lo + list[lo..].partition_point(|&x| labels[x as usize] == label))
+            }
+        };
+        let el = if self.grouped_elabels.is_empty() {
+            &[][..]
+        } else {
+            &self.grouped_elabels[s + lo..s + hi]
+        };
+        Some(Nbrs::plain(&list[lo..hi], el))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{assign_labels, erdos_renyi, graph_from_pairs, Labeller};
+    use crate::types::GraphData;
+
+    fn er(n: usize, m: usize, num_labels: u32, edge_labels: Option<u32>, seed: u64) -> GraphData {
+        let labels = assign_labels(n, &Labeller::Uniform { num_labels, seed });
+        graph_from_pairs(n, &erdos_renyi(n, m, seed), labels, edge_labels.map(|k| (k, seed)))
+    }
+
+    /// Every label group equals the id-sorted list filtered by that label
+    /// (an independent filter of the snapshot), edge labels included.
+    fn check(g: &GraphData) {
+        let csr = CsrGraph::from_data(g).unwrap();
+        let idx = CsrByLabel::new(&csr);
+        let max_label = g.labels.iter().copied().max().unwrap_or(0);
+        for v in 0..csr.num_vertices() as VertexId {
+            let present = (0..=max_label.min(300) + 1).chain(g.labels.iter().copied().take(20));
+            for l in present {
+                let want: Vec<(VertexId, Label)> = csr
+                    .nbrs(v, Version::New)
+                    .iter()
+                    .filter(|&(x, _)| csr.labels()[x as usize] == l)
+                    .collect();
+                let got = idx.nbrs_with_label(v, Version::New, l).unwrap().to_vec();
+                assert_eq!(got, want, "vertex {v}, label {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn groups_equal_filtered_lists() {
+        for (labels, seed) in [(1, 1), (3, 2), (16, 3), (200, 4)] {
+            check(&er(300, 2_000, labels, None, seed));
+        }
+    }
+
+    #[test]
+    fn groups_of_labels_beyond_16_bits() {
+        let mut g = er(200, 1_500, 5, None, 9);
+        for l in &mut g.labels {
+            *l = *l * 70_000 + 3;
+        }
+        check(&g);
+        let csr = CsrGraph::from_data(&g).unwrap();
+        let idx = CsrByLabel::new(&csr);
+        assert!(idx.keys.is_none());
+        assert_eq!(idx.nbrs_with_label(0, Version::New, 17).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn groups_carry_edge_labels() {
+        check(&er(100, 600, 4, Some(5), 7));
+    }
+}
