@@ -36,6 +36,10 @@ fn main() {
     let t = Instant::now();
     let (mut layout, patch) =
         ResidentLayout::build(&graph, &ranked, (bytes as f64 * frac) as usize, 0.9, Slack::default());
+    // RESIDENT_SERIAL_BELOW=n: ResidentLayout::serial_below (match v8).
+    if let Some(n) = std::env::var("RESIDENT_SERIAL_BELOW").ok().and_then(|s| s.parse().ok()) {
+        layout.serial_below = n;
+    }
     let mut buf = vec![0u32; patch.packed_words()];
     patch.pack(&graph, &mut buf);
     println!(

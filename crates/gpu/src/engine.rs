@@ -304,6 +304,10 @@ pub struct GpuEngine {
     budget: Budget,
     order: Arc<dyn OrderStrategy>,
     symmetry: bool,
+    /// [`crate::resident::ResidentLayout::serial_below`] and
+    /// [`ResidentCache::tracked_launches`] for the resident cache
+    /// (`GcsmPersist`), set by [`GpuEngine::with_resident_refresh`].
+    resident_refresh: (usize, bool),
     gpu: Arc<Gpu>,
     inner: Mutex<Inner>,
 }
@@ -335,6 +339,7 @@ impl GpuEngine {
             budget,
             order,
             symmetry: true,
+            resident_refresh: (crate::resident::SERIAL_BELOW, false),
             gpu,
             inner: Mutex::new(Inner {
                 matcher,
@@ -350,6 +355,16 @@ impl GpuEngine {
     /// Replaces the variant's cache policy (e.g. csm-sampler's for GCSM).
     pub fn with_selector(self, selector: Box<dyn CacheSelector>) -> Self {
         self.lock().selector = Some(selector);
+        self
+    }
+
+    /// How the resident cache (`GcsmPersist`) refreshes: bookkeeping on the
+    /// calling thread below `serial_below` refreshed slots (0: always on
+    /// rayon's pool, `usize::MAX`: never), and whether its launches hand
+    /// the slices to cudarc's event tracking (match v7) instead of raw
+    /// addresses (match v8's default). Takes effect at the next `init`.
+    pub fn with_resident_refresh(mut self, serial_below: usize, tracked_launches: bool) -> Self {
+        self.resident_refresh = (serial_below, tracked_launches);
         self
     }
 
@@ -390,7 +405,9 @@ impl GpuEngine {
             // its time is reported as `resident_fill_seconds` of the first
             // batch, not in a batch's matching time.
             let ranked = top_degree(&graph, 1 << 20);
-            let (c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, budget).map_err(gpu_err)?;
+            let (mut c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, budget).map_err(gpu_err)?;
+            c.set_serial_below(self.resident_refresh.0);
+            c.tracked_launches = self.resident_refresh.1;
             inner.resident_fill = Some((load.seconds, load.bytes));
             inner.resident = Some(c);
         }

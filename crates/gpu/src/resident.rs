@@ -300,7 +300,18 @@ pub struct ResidentLayout {
     /// Copy every changed list whole (match v7's first cut) instead of
     /// merging and patching on the device.
     pub whole_only: bool,
+    /// Refreshes of fewer slots than this do their list lookups and mark
+    /// searches on the calling thread; larger ones spread them over rayon's
+    /// pool (match v8). Both give the same patch.
+    pub serial_below: usize,
 }
+
+/// Default of [`ResidentLayout::serial_below`]: a 64-edge batch refreshes
+/// about 10 cached lists, a 1,024-edge batch about 170 and an 8,192-edge
+/// batch about 1,200 (R-MAT scale 25 on the bench), where the lookups and
+/// the binary searches in hub lists miss the cache (0.25 and 1.6 ms on the
+/// device's host in run 6). Waking the pool costs tens of microseconds.
+pub const SERIAL_BELOW: usize = 128;
 
 /// How one slot is brought up to date.
 enum Step {
@@ -370,6 +381,7 @@ impl ResidentLayout {
             staged: Vec::new(),
             slack,
             whole_only: false,
+            serial_below: SERIAL_BELOW,
         };
         let all: Vec<usize> = (0..layout.slots.len()).collect();
         let mut patch = layout.update(g, &all, &[], None);
@@ -466,7 +478,18 @@ impl ResidentLayout {
         deleted: Option<&[Edge]>,
     ) -> Patch {
         let mut idx = std::mem::take(&mut self.staged);
-        let mut now: Vec<usize> = changed.iter().filter_map(|&v| self.slot_index(v)).collect();
+        // An 8,192-edge batch changes about 16 K vertices: their map lookups
+        // are spread too (from 8 x `serial_below`).
+        let mut now: Vec<usize> = if changed.len() >= self.serial_below.saturating_mul(8) {
+            let map = &self.slot_of;
+            changed
+                .par_iter()
+                .with_min_len(512)
+                .filter_map(|v| map.get(v).map(|&i| i as usize))
+                .collect()
+        } else {
+            changed.iter().filter_map(|&v| self.slot_index(v)).collect()
+        };
         now.sort_unstable();
         now.dedup();
         idx.extend_from_slice(&now);
@@ -495,7 +518,13 @@ impl ResidentLayout {
         };
         // Every slot's list, looked up once, in one tight loop (the lookups
         // miss the cache on a large graph; independent ones overlap).
-        let nbv: Vec<Nbrs<'_>> = idx.iter().map(|&i| nbrs(self.slots[i].v)).collect();
+        let par = idx.len() >= self.serial_below;
+        let nbv: Vec<Nbrs<'_>> = if par {
+            let slots = &self.slots;
+            idx.par_iter().with_min_len(16).map(|&i| nbrs(slots[i].v)).collect()
+        } else {
+            idx.iter().map(|&i| nbrs(self.slots[i].v)).collect()
+        };
         let nb_of = |i: usize| nbv[idx.binary_search(&i).expect("slot in idx")];
         // Marked positions of the changed cached lists, indexed like `now`:
         // binary searches for the deleted edges' endpoints, or scans of the
@@ -503,14 +532,37 @@ impl ResidentLayout {
         let marks_of: Vec<Vec<u32>> = match deleted {
             Some(del) => {
                 let mut m: Vec<Vec<u32>> = vec![Vec::new(); now.len()];
-                for e in del {
-                    for (a, b) in [(e.u, e.v), (e.v, e.u)] {
-                        let Some(i) = self.slot_index(a) else { continue };
-                        let Ok(k) = now.binary_search(&i) else { continue };
-                        let base = nb_of(i).base;
-                        let q = base.partition_point(|&x| (x & !MARK) < b);
-                        if q < base.len() && base[q] == b | MARK {
-                            m[k].push(q as u32);
+                // The search in a (long, cold) cached list: its marked
+                // position of `b`, if any.
+                let find = |i: usize, b: VertexId| {
+                    let base = nb_of(i).base;
+                    let q = base.partition_point(|&x| (x & !MARK) < b);
+                    (q < base.len() && base[q] == b | MARK).then_some(q as u32)
+                };
+                if par {
+                    let mut cand: Vec<(usize, usize, VertexId)> = Vec::new();
+                    for e in del {
+                        for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                            let Some(i) = self.slot_index(a) else { continue };
+                            let Ok(k) = now.binary_search(&i) else { continue };
+                            cand.push((k, i, b));
+                        }
+                    }
+                    let found: Vec<Option<u32>> =
+                        cand.par_iter().with_min_len(32).map(|&(_, i, b)| find(i, b)).collect();
+                    for (&(k, _, _), q) in cand.iter().zip(found) {
+                        if let Some(q) = q {
+                            m[k].push(q);
+                        }
+                    }
+                } else {
+                    for e in del {
+                        for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                            let Some(i) = self.slot_index(a) else { continue };
+                            let Ok(k) = now.binary_search(&i) else { continue };
+                            if let Some(q) = find(i, b) {
+                                m[k].push(q);
+                            }
                         }
                     }
                 }
@@ -872,6 +924,33 @@ pub struct ResidentCache {
     ev_end: CudaEvent,
     /// The last refresh queued device work (the events time it).
     queued: bool,
+    /// Device addresses of `data`, `rowptr`, `slots`, `patch_dev` and
+    /// `scratch` (0: none), taken once when each is allocated. Launches and
+    /// [`KernelCache::kernel_args`] pass these instead of the slices:
+    /// cudarc records or waits on an event for every slice it is handed
+    /// (the crate's stream puts the context in multi-stream mode), about
+    /// 20 driver calls per refresh that one stream does not need (match v8).
+    addr: Addrs,
+    /// Pass the slices to cudarc (its event tracking) as before match v8,
+    /// for side-by-side timing.
+    pub tracked_launches: bool,
+}
+
+/// See [`ResidentCache::addr`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Addrs {
+    data: u64,
+    rowptr: u64,
+    slots: u64,
+    patch: u64,
+    scratch: u64,
+}
+
+/// The device address of `s`, taken once after its allocation. Everything
+/// this crate queues runs on the one stream of [`Gpu`], in order, so uses
+/// through the address need no event.
+fn addr_of(gpu: &Gpu, s: &CudaSlice<u32>) -> u64 {
+    s.device_ptr(gpu.stream()).0
 }
 
 impl ResidentCache {
@@ -905,7 +984,12 @@ impl ResidentCache {
                 .new_event(timing)
                 .map_err(|e| GpuError::driver("cuEventCreate", e))?,
             queued: false,
+            addr: Addrs::default(),
+            tracked_launches: false,
         };
+        c.addr.data = addr_of(gpu, &c.data);
+        c.addr.rowptr = addr_of(gpu, &c.rowptr);
+        c.addr.slots = addr_of(gpu, &c.slots);
         let mut load = c.apply(gpu, g, &patch)?;
         let t1 = Instant::now();
         gpu.synchronize()?;
@@ -916,8 +1000,12 @@ impl ResidentCache {
         c.patch_host = None;
         c.patch_dev = None;
         c.patch_host = Some(gpu.alloc_pinned(PATCH_WORDS)?);
-        c.patch_dev = Some(gpu.alloc_zeros(PATCH_WORDS)?);
-        c.scratch = Some(gpu.alloc_zeros(PATCH_WORDS * factor)?);
+        let dev = gpu.alloc_zeros(PATCH_WORDS)?;
+        c.addr.patch = addr_of(gpu, &dev);
+        c.patch_dev = Some(dev);
+        let scratch = gpu.alloc_zeros(PATCH_WORDS * factor)?;
+        c.addr.scratch = addr_of(gpu, &scratch);
+        c.scratch = Some(scratch);
         load.seconds = t0.elapsed().as_secs_f64();
         Ok((c, load))
     }
@@ -931,6 +1019,12 @@ impl ResidentCache {
     /// merging and patching on the device.
     pub fn set_whole_only(&mut self, on: bool) {
         self.layout.whole_only = on;
+    }
+
+    /// See [`ResidentLayout::serial_below`] (`usize::MAX`: always on the
+    /// calling thread, as before match v8).
+    pub fn set_serial_below(&mut self, n: usize) {
+        self.layout.serial_below = n;
     }
 
     /// Marks `vertices` stale (see [`ResidentLayout::invalidate`]).
@@ -1003,21 +1097,28 @@ impl ResidentCache {
         }
         if self.patch_dev.as_ref().map_or(true, |b| b.len() < words) {
             self.patch_dev = None;
-            self.patch_dev = Some(gpu.alloc_zeros(grow(words))?);
+            let dev = gpu.alloc_zeros(grow(words))?;
+            self.addr.patch = addr_of(gpu, &dev);
+            self.patch_dev = Some(dev);
         }
         let factor = if self.layout.edge_labelled { 2 } else { 1 };
         let sw = patch.scratch_words * factor;
         if sw > 0 && self.scratch.as_ref().map_or(true, |b| b.len() < sw) {
             self.scratch = None;
-            self.scratch = Some(gpu.alloc_zeros(grow(sw))?);
+            let scratch = gpu.alloc_zeros(grow(sw))?;
+            self.addr.scratch = addr_of(gpu, &scratch);
+            self.scratch = Some(scratch);
         }
         let host = self.patch_host.as_mut().expect("allocated");
         patch.pack(g, host.as_mut_slice());
         let t1 = Instant::now();
         load.pack_seconds = (t1 - t0).as_secs_f64();
-        let dev = self.patch_dev.as_ref().expect("allocated");
         let s = gpu.stream();
-        let pbase = dev.device_ptr(s).0;
+        let pbase = if self.tracked_launches {
+            self.patch_dev.as_ref().expect("allocated").device_ptr(s).0
+        } else {
+            self.addr.patch
+        };
         gpu.context()
             .bind_to_thread()
             .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
@@ -1047,14 +1148,18 @@ impl ResidentCache {
             let sarea = patch.scratch_words as u32;
             let (jp, dp) = (at(jobs), at(dels));
             let mut b = s.launch_builder(&self.merge_commit);
-            b.arg(&mut self.data)
-                .arg(&area)
-                .arg(&labelled)
-                .arg(&mut *scratch)
-                .arg(&sarea)
-                .arg(&jp)
-                .arg(&dp)
-                .arg(&njobs);
+            if self.tracked_launches {
+                b.arg(&mut self.data);
+            } else {
+                b.arg(&self.addr.data);
+            }
+            b.arg(&area).arg(&labelled);
+            if self.tracked_launches {
+                b.arg(&mut *scratch);
+            } else {
+                b.arg(&self.addr.scratch);
+            }
+            b.arg(&sarea).arg(&jp).arg(&dp).arg(&njobs);
             // SAFETY: argument types match `merge_commit`; every job's list
             // lies in `data` (its own slot), its outputs in the scratch area
             // (sized above).
@@ -1076,18 +1181,25 @@ impl ResidentCache {
                 shared_mem_bytes: 0,
             };
             let mut b = s.launch_builder(&self.apply_patch);
-            b.arg(&mut self.data)
-                .arg(&pbase)
-                .arg(&sp)
-                .arg(&nsegs)
-                .arg(&mp)
-                .arg(&nm)
-                .arg(&mut self.rowptr)
-                .arg(&rp)
-                .arg(&nr)
-                .arg(&mut self.slots)
-                .arg(&slp)
-                .arg(&ns);
+            let tracked = self.tracked_launches;
+            if tracked {
+                b.arg(&mut self.data);
+            } else {
+                b.arg(&self.addr.data);
+            }
+            b.arg(&pbase).arg(&sp).arg(&nsegs).arg(&mp).arg(&nm);
+            if tracked {
+                b.arg(&mut self.rowptr);
+            } else {
+                b.arg(&self.addr.rowptr);
+            }
+            b.arg(&rp).arg(&nr);
+            if tracked {
+                b.arg(&mut self.slots);
+            } else {
+                b.arg(&self.addr.slots);
+            }
+            b.arg(&slp).arg(&ns);
             // SAFETY: argument types match `apply_patch`; every segment lies
             // inside the patch and inside `data` (ResidentLayout keeps
             // starts + caps within the area); mark indices lie in the id
@@ -1111,7 +1223,15 @@ impl KernelCache for ResidentCache {
             return [0; 7];
         }
         let s = gpu.stream();
-        let data = self.data.device_ptr(s).0;
+        let (data, rowptr, slots) = if self.tracked_launches {
+            (
+                self.data.device_ptr(s).0,
+                self.rowptr.device_ptr(s).0,
+                self.slots.device_ptr(s).0,
+            )
+        } else {
+            (self.addr.data, self.addr.rowptr, self.addr.slots)
+        };
         let labs = if self.layout.edge_labelled {
             data + 4 * self.layout.area as u64
         } else {
@@ -1119,11 +1239,11 @@ impl KernelCache for ResidentCache {
         };
         [
             0,
-            self.rowptr.device_ptr(s).0,
+            rowptr,
             data,
             labs,
             2 * self.layout.num_slots() as u64,
-            self.slots.device_ptr(s).0,
+            slots,
             self.layout.slot_words() as u64,
         ]
     }
@@ -1230,6 +1350,43 @@ mod tests {
             assert!(patched > 2 * whole, "patched {patched}, whole {whole}");
             let [_, _, whole, patched] = run(el, 16 << 10, 0.9, Slack::default(), true);
             assert!(whole > 0 && patched == 0);
+        }
+    }
+
+    /// Match v8: a refresh's lookups and mark searches on rayon's pool give
+    /// the same patch, byte for byte, as on the calling thread (marks from
+    /// deleted edges and from scans, with and without edge labels, with
+    /// moves and evictions); the parallel layout's host copy stays exact.
+    #[test]
+    fn parallel_bookkeeping_gives_the_serial_patch() {
+        for (el, slack, fill) in [
+            (false, Slack::default(), 0.9),
+            (true, Slack::NONE, 0.5),
+            (false, Slack::NONE, 1.0),
+        ] {
+            let (mut g, batches) = graph(el, 5);
+            let ranked = top_degree(&g, 1 << 20);
+            let (mut serial, patch) = ResidentLayout::build(&g, &ranked, 24 << 10, fill, slack);
+            serial.serial_below = usize::MAX;
+            let mut par = serial.clone();
+            par.serial_below = 0;
+            let mut dev = HostResident::new(&par);
+            dev.apply(&g, &patch);
+            let mut refreshed = 0;
+            for (i, b) in batches.iter().enumerate() {
+                g.stage(b, "t", Strictness::Strict).unwrap();
+                let changed = crate::engine::changed_vertices(&g);
+                let deleted = g.pending_delta().unwrap().deleted.clone();
+                let del = (i % 3 != 2).then_some(&deleted[..]);
+                let want = serial.refresh_with(&g, &changed, del);
+                let got = par.refresh_with(&g, &changed, del);
+                assert_eq!(got, want, "el {el}, batch {i}");
+                refreshed += got.whole + got.patched;
+                dev.apply(&g, &got);
+                check(&g, &par, &dev, &format!("parallel, el {el}, batch {i}"));
+                g.commit();
+            }
+            assert!(refreshed > 0);
         }
     }
 

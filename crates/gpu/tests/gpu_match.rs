@@ -169,6 +169,20 @@ fn vertices_added_mid_stream_match_cpu() {
             };
             check_engine(&mut e, &g0, &q, &batches, &want, &format!("growth/{}", v.name()));
         }
+        // The resident cache with every refresh's bookkeeping on rayon's
+        // pool (match v8), all lists cached.
+        let Some(e) = engine_or_skip(Variant::GcsmPersist, Budget::Fraction(3.0)) else {
+            return;
+        };
+        let mut e = e.with_resident_refresh(0, false);
+        check_engine(
+            &mut e,
+            &g0,
+            &q,
+            &batches,
+            &want,
+            "growth/gcsm-persist, parallel refresh",
+        );
     }
 }
 
@@ -209,11 +223,20 @@ fn resident_cache_matches_cpu_over_many_batches() {
         let (g0, batches) = stream(g, size, 8, 83);
         let want = cpu_results(&g0, &q, &batches);
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
-        for budget in [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)] {
-            let Some(mut e) = engine_or_skip(Variant::GcsmPersist, budget) else {
+        // Match v8's refresh (raw addresses; bookkeeping on rayon's pool
+        // from 128 slots), forced onto the pool for every refresh, and
+        // match v7's (cudarc's event tracking, one thread).
+        let refresh = [(csm_gpu::resident::SERIAL_BELOW, false), (0, false), (usize::MAX, true)];
+        for (budget, (serial_below, tracked)) in [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
+            .into_iter()
+            .flat_map(|b| refresh.map(|r| (b, r)))
+        {
+            let Some(e) = engine_or_skip(Variant::GcsmPersist, budget) else {
                 return;
             };
-            let r = check_engine(&mut e, &g0, &q, &batches, &want, &format!("persist {budget:?}"));
+            let mut e = e.with_resident_refresh(serial_below, tracked);
+            let what = format!("persist {budget:?}, serial below {serial_below}, tracked {tracked}");
+            let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
             let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
             assert!(cached > 0, "nothing cached: {:?}", r[0].extra);

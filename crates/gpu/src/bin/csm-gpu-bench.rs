@@ -47,6 +47,12 @@
 //! parts), and that refresh is charged as DC to every `gcsm-persist` row
 //! of the batch (each query pays it in full). `gcsm-persist-whole` (its
 //! own resident cache) copies those lists whole instead (the first cut).
+//! `gcsm-persist-v7` (its own resident cache) refreshes as match v7 did:
+//! slices handed to cudarc's event tracking, bookkeeping on one thread
+//! (match v8 passes raw addresses and spreads large refreshes' lookups
+//! over rayon); `gcsm-persist-serial` has v8's launches and v7's
+//! one-thread bookkeeping. With several resident caches, their refresh
+//! order rotates per batch.
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
@@ -838,7 +844,12 @@ fn run(a: Args) -> Result<(), String> {
     // batch then re-copies the cached lists it and the last batch changed,
     // and that refresh is charged to every gcsm-persist row of the batch.
     if let Some(s) = gpu_side.as_mut() {
-        for name in ["gcsm-persist", "gcsm-persist-whole"] {
+        for name in [
+            "gcsm-persist",
+            "gcsm-persist-whole",
+            "gcsm-persist-v7",
+            "gcsm-persist-serial",
+        ] {
             if !want(name) {
                 continue;
             }
@@ -847,6 +858,16 @@ fn run(a: Args) -> Result<(), String> {
             let rank_s = t.elapsed().as_secs_f64();
             let (mut c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
             c.set_whole_only(name.ends_with("-whole"));
+            if name.ends_with("-v7") {
+                // Match v7's refresh: slices handed to cudarc (its event
+                // tracking), bookkeeping on the calling thread.
+                c.tracked_launches = true;
+                c.set_serial_below(usize::MAX);
+            }
+            if name.ends_with("-serial") {
+                // Match v8's launches, v7's one-thread bookkeeping.
+                c.set_serial_below(usize::MAX);
+            }
             log(
                 t0,
                 format!(
@@ -996,13 +1017,19 @@ fn run(a: Args) -> Result<(), String> {
             }
             let stage_s = tu.elapsed().as_secs_f64();
             // The resident caches' refresh for this batch (gcsm-persist).
+            // With several resident caches, the one refreshed first finds the
+            // lists cold in the host's caches: the order rotates per batch.
             let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
             if let Some(s) = gpu_side.as_mut() {
                 let gpu = s.gpu.clone();
-                for (name, c) in s.resident.iter_mut() {
+                let nres = s.resident.len();
+                persist = vec![Default::default(); nres];
+                for k in 0..nres {
+                    let ri = (k + b) % nres;
+                    let (name, c) = &mut s.resident[ri];
                     let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
                     let load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
-                    persist.push(load);
+                    persist[ri] = load;
                     log(
                         t0,
                         format!(
