@@ -13,5 +13,5 @@ pub mod rapidflow;
 pub mod registry;
 pub mod stwig;
 
-pub use cpu::CpuEngine;
+pub use cpu::{CpuEngine, HubRule};
 pub use oracle::{BruteForce, Vf2};

@@ -64,8 +64,8 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
 /// A continuous matcher by name (static engines are lifted by [`Recount`]).
 pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn ContinuousMatcher>, EngineError> {
     Ok(match name {
-        "cpu" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?),
-        "cpu-nosym" => Box::new(CpuEngine::new(opts.threads, opts.order.clone())?.without_symmetry()),
+        "cpu" => Box::new(cpu(opts)?),
+        "cpu-nosym" => Box::new(cpu(opts)?.without_symmetry()),
         "oracle" => Box::new(Recount::new(BruteForce)),
         "vf2" => Box::new(Recount::new(Vf2)),
         "stwig" => Box::new(Recount::new(crate::stwig::Stwig::new().with_threads(opts.threads)?)),

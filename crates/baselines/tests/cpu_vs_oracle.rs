@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use csm_baselines::oracle::{BruteForce, Vf2};
-use csm_baselines::CpuEngine;
+use csm_baselines::{CpuEngine, HubRule};
 use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
 use csm_graph::{CsrGraph, Strictness};
 use csm_planner::{CostOrder, GcsmOrder, OrderStrategy, SampledOrder};
@@ -42,7 +42,14 @@ fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, or
     let (vl, mut model) = random_stream_graph(&mut r, el);
     let k = r.random_range(2..=5usize);
     let q = random_query(&mut r, k, 0.3, vl, el);
-    let mut eng = engine_with(threads, order);
+    // group the lists of vertices of degree 1-4 by label in every batch
+    // (HubLabelGroups), or, for a quarter of the seeds, never
+    let rule = HubRule {
+        min_degree: 1 + (seed % 4) as usize,
+        min_batch: 1,
+        min_query: if seed % 4 == 3 { usize::MAX } else { 2 },
+    };
+    let mut eng = engine_with(threads, order).hub_rule(rule);
     eng.init(&model.to_data(), &q).expect("init");
     let spec = StreamSpec {
         batches: 3,

@@ -134,7 +134,7 @@ impl GraphView for CsrByLabel<'_> {
     fn max_degree(&self) -> usize {
         self.csr.max_degree()
     }
-    fn partitioned_by_label(&self) -> bool {
+    fn has_label_groups(&self) -> bool {
         true
     }
     #[inline]

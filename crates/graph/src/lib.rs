@@ -5,6 +5,7 @@
 //!   Sec. V-A / Fig. 5, with old/new/common neighbour views while a batch is pending.
 //! * [`csr`]: [`CsrGraph`], an immutable snapshot for static matching, packing and upload.
 //! * [`by_label`]: [`CsrByLabel`], a CSR whose lists can be read one neighbour label at a time.
+//! * [`hub_groups`]: [`HubLabelGroups`], label groups of a view's hub lists, built lazily per batch.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
@@ -19,6 +20,7 @@ pub mod dynamic;
 pub mod error;
 pub mod format;
 pub mod gen;
+pub mod hub_groups;
 pub mod types;
 pub mod versions;
 pub mod view;
@@ -28,6 +30,7 @@ pub use common_view::CommonView;
 pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
 pub use error::{ErrorKind, InputError};
+pub use hub_groups::{HubLabelGroups, Hubs};
 pub use types::*;
 pub use versions::{UpdateVersions, VersionView};
 pub use view::{GraphView, Nbrs, Version};

@@ -196,17 +196,18 @@ pub trait GraphView: Sync {
     /// An upper bound on the degree of any vertex in any version (D in GCSM Sec. IV).
     fn max_degree(&self) -> usize;
 
-    /// True when [`GraphView::nbrs_with_label`] answers for every vertex.
-    /// Wrappers that change lists (e.g. [`crate::CommonView`]) keep the
-    /// default `false` rather than forward it.
-    fn partitioned_by_label(&self) -> bool {
+    /// True when [`GraphView::nbrs_with_label`] may answer (for every vertex,
+    /// as [`crate::CsrByLabel`], or for some, as [`crate::HubLabelGroups`]);
+    /// readers may then skip label lookups. Wrappers that change lists (e.g.
+    /// [`crate::CommonView`]) keep the default `false` rather than forward it.
+    fn has_label_groups(&self) -> bool {
         false
     }
 
     /// The entries of `nbrs(v, ver)` whose vertex has label `label`, as a
-    /// sorted list, from stores that keep lists grouped by label
-    /// ([`crate::CsrByLabel`]); `None` from the others, whose readers filter
-    /// by label themselves.
+    /// sorted list, where the store keeps `v`'s list grouped by label;
+    /// `None` otherwise, and readers filter by label themselves (an
+    /// intersection with one label group needs no filter).
     #[inline]
     fn nbrs_with_label(&self, _v: VertexId, _ver: Version, _label: Label) -> Option<Nbrs<'_>> {
         None

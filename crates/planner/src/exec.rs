@@ -60,6 +60,8 @@ pub struct Executor {
     bits: Vec<Vec<u64>>,
     /// Per level: index into its `extra` of the pinned read, if any.
     pinned: [Option<u8>; MAX_QUERY_VERTICES],
+    /// Bit d: level d's pinned list is a label group (see [`list_of`]).
+    pinned_grouped: u32,
     /// Last-level intersection sizes by the vertex bound just above it (see
     /// [`Plan::memo_from`]), valid while `memo_epoch` is unchanged.
     memo: Vec<MemoSlot>,
@@ -130,6 +132,7 @@ impl Default for Executor {
             emb: [0; MAX_QUERY_VERTICES],
             bits: vec![Vec::new(); MAX_QUERY_VERTICES],
             pinned: [None; MAX_QUERY_VERTICES],
+            pinned_grouped: 0,
             memo: Vec::new(),
             memo_epoch: 1,
             shared: None,
@@ -161,21 +164,21 @@ fn first_allowed(emb: &[VertexId], level: &Level, bound: usize) -> VertexId {
 }
 
 /// The label a level's lists are read with: `Some` when the plan checks
-/// labels and `g` keeps lists grouped by label ([`GraphView::nbrs_with_label`]),
-/// so that intersections see only that label's neighbours and need no label
-/// filter afterwards.
+/// labels and `g` keeps (some) lists grouped by label
+/// ([`GraphView::nbrs_with_label`]): an intersection with one label group
+/// holds only that label, and needs no label filter afterwards.
 #[inline]
 fn read_label<G: GraphView + ?Sized>(g: &G, plan: &Plan, level: &Level) -> Option<Label> {
-    (plan.check_labels && g.partitioned_by_label()).then_some(level.label)
+    (plan.check_labels && g.has_label_groups()).then_some(level.label)
 }
 
-/// `v`'s list of version `ver`, only its vertices of `label` when given (and
-/// the view has them grouped).
+/// `v`'s list of version `ver`: only its vertices of `label` when given and
+/// the view has them grouped (then `true`), else the whole list.
 #[inline]
-fn list_of<G: GraphView + ?Sized>(g: &G, v: VertexId, ver: Version, label: Option<Label>) -> Nbrs<'_> {
+fn list_of<G: GraphView + ?Sized>(g: &G, v: VertexId, ver: Version, label: Option<Label>) -> (Nbrs<'_>, bool) {
     match label.and_then(|l| g.nbrs_with_label(v, ver, l)) {
-        Some(list) => list,
-        None => g.nbrs(v, ver),
+        Some(list) => (list, true),
+        None => (g.nbrs(v, ver), false),
     }
 }
 
@@ -183,15 +186,18 @@ fn list_of<G: GraphView + ?Sized>(g: &G, v: VertexId, ver: Version, label: Optio
 /// set) on the stack (at most 32), each plain one cut to its entries from
 /// `$first` on, each read with `$label` ([`list_of`]); `$cut` tells whether
 /// the intersection is already free of smaller entries (some operand was
-/// cut, or `$first` is 0).
+/// cut, or `$first` is 0), `$pure` whether it holds only `$label`'s vertices
+/// (some operand is a label group or the reused set).
 macro_rules! with_operands {
-    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, $first:expr, $label:expr, |$ops:ident, $cut:ident| $body:expr) => {{
+    ($g:expr, $reads:expr, $src:expr, $emb:expr, $skip:expr, $first:expr, $label:expr, |$ops:ident, $cut:ident, $pure:ident| $body:expr) => {{
         let mut storage: [MaybeUninit<Operand<'_>>; MAX_QUERY_VERTICES] =
             [const { MaybeUninit::uninit() }; MAX_QUERY_VERTICES];
         let first: VertexId = $first;
         let mut n = 0;
         #[allow(unused_mut)]
         let mut $cut = first == 0;
+        #[allow(unused_mut)]
+        let mut $pure = false;
         if let Some(src) = $src {
             let src: &[VertexId] = src;
             let k = if first == 0 {
@@ -204,13 +210,15 @@ macro_rules! with_operands {
                 elabel: None,
             });
             $cut = true;
+            $pure = true;
             n = 1;
         }
         for (k, r) in $reads.iter().enumerate() {
             if Some(k) == $skip {
                 continue;
             }
-            let mut list = list_of($g, $emb[r.pos as usize], r.version, $label);
+            let (mut list, grouped) = list_of($g, $emb[r.pos as usize], r.version, $label);
+            $pure |= grouped;
             if first > 0 {
                 if let Some(cut) = list.plain_from(first) {
                     list = cut;
@@ -337,10 +345,20 @@ impl Executor {
         let emb = self.emb;
         let mut out = std::mem::take(&mut self.bufs[last]);
         let label = read_label(g, plan, level);
-        with_operands!(g, level.extra, None::<&[VertexId]>, emb, None, 0, label, |ops, _cut| {
-            intersect_into(ops, &mut out)
-        });
-        if plan.check_labels && label.is_none() {
+        let pure = with_operands!(
+            g,
+            level.extra,
+            None::<&[VertexId]>,
+            emb,
+            None,
+            0,
+            label,
+            |ops, _cut, pure| {
+                intersect_into(ops, &mut out);
+                pure
+            }
+        );
+        if plan.check_labels && !pure {
             let labels = g.labels();
             out.retain(|&c| labels[c as usize] == level.label);
         }
@@ -371,7 +389,7 @@ impl Executor {
             return false;
         };
         let r = level.extra[k];
-        let list = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
+        let (list, grouped) = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
         if !list.is_plain() {
             return false;
         }
@@ -384,6 +402,7 @@ impl Executor {
             bits[x as usize >> 6] |= 1 << (x & 63);
         }
         self.pinned[d] = Some(k as u8);
+        self.pinned_grouped = self.pinned_grouped & !(1 << d) | u32::from(grouped) << d;
         true
     }
 
@@ -392,7 +411,10 @@ impl Executor {
             let level = &plan.levels[d];
             let r = level.extra[k as usize];
             let bits = &mut self.bits[d];
-            for &x in list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level)).base {
+            for &x in list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level))
+                .0
+                .base
+            {
                 bits[x as usize >> 6] &= !(1 << (x & 63));
             }
         }
@@ -436,15 +458,18 @@ impl Executor {
         let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let label = read_label(g, plan, level);
+        // the candidates hold only the level's label (no filter needed)
+        let mut grouped = level.reuse.is_some();
         if let (Some(src), true) = (src, level.extra.is_empty()) {
             out.clear();
             out.extend_from_slice(&src[src.partition_point(|&x| x < first)..]);
         } else {
             let skip = self.pinned_read(d);
-            let cut = with_operands!(g, level.extra, src, emb, skip, first, label, |ops, cut| {
+            let (cut, pure) = with_operands!(g, level.extra, src, emb, skip, first, label, |ops, cut, pure| {
                 intersect_into(ops, out);
-                cut
+                (cut, pure)
             });
+            grouped = pure || skip.is_some() && self.pinned_grouped >> d & 1 == 1;
             if !cut {
                 let k = out.partition_point(|&x| x < first);
                 out.drain(..k);
@@ -454,7 +479,7 @@ impl Executor {
                 out.retain(|&c| bit(bits, c));
             }
         }
-        let check_label = plan.check_labels && level.reuse.is_none() && label.is_none();
+        let check_label = plan.check_labels && !grouped;
         if check_label || !level.conflicts.is_empty() {
             let labels = g.labels();
             out.retain(|&c| {
@@ -566,9 +591,9 @@ impl Executor {
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let tmp = &mut self.tmp;
         let label = read_label(g, plan, level);
-        let check_label = plan.check_labels && level.reuse.is_none() && label.is_none();
         let extra: &[Read] = &level.extra;
         let skip = self.pinned[d].map(usize::from);
+        let pinned_grouped = skip.is_some() && self.pinned_grouped >> d & 1 == 1;
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
         let key = emb[d.max(1) - 1];
@@ -590,7 +615,8 @@ impl Executor {
             // nothing to subtract: the lists need not even be looked up
             return n;
         }
-        with_operands!(g, extra, src, emb, skip, first, label, |ops, cut| {
+        with_operands!(g, extra, src, emb, skip, first, label, |ops, cut, pure| {
+            let check_label = plan.check_labels && !pure && !pinned_grouped;
             let mut n = match (cached, &*ops) {
                 (Some(n), _) => n,
                 (None, [o]) if cut && skip.is_some() && !check_label && o.elabel.is_none() && o.list.is_plain() => {

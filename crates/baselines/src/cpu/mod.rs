@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
-    BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, UpdateVersions, Version,
-    VertexId,
+    BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs,
+    UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans_on, for_each_seed, seed_fits, single_edge_restricted, static_plan_on,
@@ -37,7 +37,10 @@ const NARROW_TASKS: usize = 8;
 pub struct CpuEngine {
     order: Arc<dyn OrderStrategy>,
     pool: Arc<rayon::ThreadPool>,
-    state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry)>,
+    /// The graph, its delta plans and their symmetry, and the hubs whose
+    /// lists batches read by label ([`HubLabelGroups`]; `None` when the
+    /// plans do not check labels or label groups are off).
+    state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry, Option<Hubs>)>,
     symmetry: bool,
     threads: usize,
     /// Batches estimated below this much work run on the caller's thread
@@ -50,6 +53,30 @@ pub struct CpuEngine {
     versions: UpdateVersions,
     /// Static counts read label groups ([`CsrByLabel`]) when labels matter.
     by_label: bool,
+    /// When batches read hub lists by label ([`HubLabelGroups`]).
+    hub_rule: HubRule,
+}
+
+/// When continuous matching groups hub lists by label
+/// ([`HubLabelGroups`]): for queries of at least `min_query` vertices whose
+/// plans check labels, in batches of at least `min_batch` updates, the lists
+/// of vertices of degree at least `min_degree`. A triangle reads each list
+/// about once per batch, so grouping does not repay itself there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HubRule {
+    pub min_degree: usize,
+    pub min_batch: usize,
+    pub min_query: usize,
+}
+
+impl Default for HubRule {
+    fn default() -> Self {
+        HubRule {
+            min_degree: 64,
+            min_batch: 16,
+            min_query: 4,
+        }
+    }
 }
 
 impl CpuEngine {
@@ -71,6 +98,7 @@ impl CpuEngine {
             exec: Executor::new(),
             versions: UpdateVersions::new(),
             by_label: true,
+            hub_rule: HubRule::default(),
         })
     }
 
@@ -85,6 +113,12 @@ impl CpuEngine {
     /// of grouping the lists by label first (for comparisons).
     pub fn without_label_groups(mut self) -> Self {
         self.by_label = false;
+        self
+    }
+
+    /// Sets when batches group hub lists by label (see [`HubRule`]).
+    pub fn hub_rule(mut self, rule: HubRule) -> Self {
+        self.hub_rule = rule;
         self
     }
 
@@ -618,13 +652,17 @@ impl ContinuousMatcher for CpuEngine {
         } else {
             Symmetry::default()
         };
-        self.state = Some((dg, plans, sym));
+        let check_labels = plans.first().is_some_and(|p| p.plan.check_labels);
+        let rule = self.hub_rule;
+        let hubs = (self.by_label && check_labels && q.num_vertices() >= rule.min_query)
+            .then(|| Hubs::of(&dg, rule.min_degree));
+        self.state = Some((dg, plans, sym, hubs));
         self.rate = WorkRate::default();
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let min_work = self.parallel_bound();
-        let (g, plans, sym) = self
+        let (g, plans, sym, hubs) = self
             .state
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
@@ -637,12 +675,25 @@ impl ContinuousMatcher for CpuEngine {
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
         let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
-        let (counts, stayed) = count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec);
+        let min_batch = self.hub_rule.min_batch;
+        let (counts, stayed) = match hubs
+            .as_ref()
+            .filter(|h| !h.is_empty() && batch.updates.len() >= min_batch)
+        {
+            Some(hubs) => {
+                let view = HubLabelGroups::new(gr, hubs);
+                count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec)
+            }
+            None => count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec),
+        };
         let seconds = t1.elapsed().as_secs_f64();
         if let Some(work) = stayed {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
+        if let Some(hubs) = hubs {
+            hubs.update(&*g, g.touched());
+        }
         g.commit();
         Ok(BatchResult {
             positive: counts.positive,

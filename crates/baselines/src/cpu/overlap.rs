@@ -84,7 +84,7 @@ impl CpuEngine {
         source: &str,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), InputError> {
-        let (g, _, sym) = self.state.as_mut().expect("overlaps() checked");
+        let (g, _, sym, _) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
         g.check(run, source)?;
         let checked = t0.elapsed().as_secs_f64();
@@ -119,8 +119,11 @@ impl CpuEngine {
         let wall = t1.elapsed().as_secs_f64();
 
         let t2 = Instant::now();
-        let g = &mut self.state.as_mut().expect("checked").0;
+        let (g, _, _, hubs) = self.state.as_mut().expect("checked");
         g.stage(run, source, Strictness::Strict)?;
+        if let Some(hubs) = hubs {
+            hubs.update(&*g, g.touched());
+        }
         g.commit();
         let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
         let own: f64 = counted.iter().map(|c| c.1).sum();

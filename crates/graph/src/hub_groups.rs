@@ -1,0 +1,318 @@
+//! [`HubLabelGroups`]: label groups ([`GraphView::nbrs_with_label`]) for the
+//! high-degree lists of any view, built lazily for one batch.
+//!
+//! A [`crate::DynamicGraph`] keeps its lists sorted by id (GCSM Fig. 5), so a
+//! matcher that needs the neighbours of one label intersects whole lists and
+//! filters afterwards. Most of that work is in the hubs' lists, which a batch
+//! reads over and over. This view groups a hub's list by label (for the
+//! version asked: N, N ∩ N' or N') the first time a reader asks for one of
+//! its groups during the batch and serves later reads from that copy; other
+//! lists get `None`, and readers fall back to filtering. An intersection with
+//! one group holds only that label, so it needs no filter even when its other
+//! lists were whole.
+//!
+//! Which vertices count as hubs is kept across batches in [`Hubs`] (degree at
+//! least a bound, refreshed from each batch's touched vertices), with each
+//! hub's groups of its committed list (version `Old`; also `Common` and
+//! `New` for hubs the batch does not touch), which stay valid until a batch
+//! touches the hub. The groups of a touched hub's `Common` and `New` lists
+//! live for one batch.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use foldhash::fast::FixedState;
+
+use crate::types::{Label, VertexId, ABSENT};
+use crate::view::{GraphView, Nbrs, Version};
+
+/// The vertices whose lists [`HubLabelGroups`] groups: degree at least
+/// `min_degree` when last seen (a vertex leaves when its degree falls below
+/// half the bound, so that vertices near it do not flip every batch).
+///
+/// Whoever changes the graph must call [`Hubs::update`] with every vertex
+/// whose list changed before the change commits: that drops the hub's
+/// committed groups, which would otherwise be stale.
+#[derive(Clone, Debug)]
+pub struct Hubs {
+    min_degree: usize,
+    slot: HashMap<VertexId, u32, FixedState>,
+    list: Vec<VertexId>,
+    /// Per slot: the groups of the hub's committed list, built on first use.
+    committed: Vec<OnceLock<Group>>,
+}
+
+impl Hubs {
+    /// The hubs of `g` (in version `New`).
+    pub fn of<G: GraphView + ?Sized>(g: &G, min_degree: usize) -> Self {
+        let mut hubs = Hubs {
+            min_degree: min_degree.max(1),
+            slot: HashMap::default(),
+            list: Vec::new(),
+            committed: Vec::new(),
+        };
+        let labels = g.labels();
+        for v in 0..g.num_vertices() as VertexId {
+            if labels[v as usize] != ABSENT && g.nbrs(v, Version::New).len() >= hubs.min_degree {
+                hubs.insert(v);
+            }
+        }
+        hubs
+    }
+
+    /// Re-checks `touched` vertices against `g` (in version `New`), e.g. the
+    /// lists a batch changed, before it commits.
+    pub fn update<G: GraphView + ?Sized>(&mut self, g: &G, touched: &[VertexId]) {
+        let labels = g.labels();
+        for &v in touched {
+            let live = (v as usize) < labels.len() && labels[v as usize] != ABSENT;
+            let d = if live { g.nbrs(v, Version::New).len() } else { 0 };
+            if let Some(&i) = self.slot.get(&v) {
+                self.committed[i as usize] = OnceLock::new();
+            }
+            if d >= self.min_degree {
+                self.insert(v);
+            } else if d < self.min_degree / 2 {
+                self.remove(v);
+            }
+        }
+    }
+
+    fn insert(&mut self, v: VertexId) {
+        if !self.slot.contains_key(&v) {
+            self.slot.insert(v, self.list.len() as u32);
+            self.list.push(v);
+            self.committed.push(OnceLock::new());
+        }
+    }
+
+    fn remove(&mut self, v: VertexId) {
+        if let Some(i) = self.slot.remove(&v) {
+            self.list.swap_remove(i as usize);
+            self.committed.swap_remove(i as usize);
+            if let Some(&moved) = self.list.get(i as usize) {
+                self.slot.insert(moved, i);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The hubs, in no particular order.
+    pub fn vertices(&self) -> &[VertexId] {
+        &self.list
+    }
+
+    pub fn min_degree(&self) -> usize {
+        self.min_degree
+    }
+}
+
+/// One list grouped by neighbour label: ids ascending within a group.
+#[derive(Clone, Debug)]
+struct Group {
+    ids: Vec<VertexId>,
+    keys: Vec<Label>,
+    elabels: Vec<Label>,
+}
+
+impl Group {
+    fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool) -> Group {
+        if edge_labelled {
+            let mut entries: Vec<(Label, VertexId, Label)> =
+                list.iter().map(|(x, el)| (labels[x as usize], x, el)).collect();
+            entries.sort_unstable();
+            return Group {
+                ids: entries.iter().map(|e| e.1).collect(),
+                keys: entries.iter().map(|e| e.0).collect(),
+                elabels: entries.iter().map(|e| e.2).collect(),
+            };
+        }
+        // (label, id) packed in one word: the sort compares plain integers
+        let mut packed: Vec<u64> = list
+            .iter()
+            .map(|(x, _)| (labels[x as usize] as u64) << 32 | x as u64)
+            .collect();
+        packed.sort_unstable();
+        Group {
+            ids: packed.iter().map(|&p| p as VertexId).collect(),
+            keys: packed.iter().map(|&p| (p >> 32) as Label).collect(),
+            elabels: Vec::new(),
+        }
+    }
+
+    fn with_label(&self, label: Label) -> Nbrs<'_> {
+        let lo = self.keys.partition_point(|&k| k < label);
+        let hi = lo + self.keys[lo..].partition_point(|&k| k == label);
+        let el = if self.elabels.is_empty() {
+            &[][..]
+        } else {
+            &self.elabels[lo..hi]
+        };
+        Nbrs::plain(&self.ids[lo..hi], el)
+    }
+}
+
+/// A view of `g` whose hubs' lists can be read one label at a time (see the
+/// module docs); everything else is `g`'s. Build one per batch, after
+/// staging: the groups copy the lists as they are then.
+pub struct HubLabelGroups<'a, G: ?Sized> {
+    g: &'a G,
+    hubs: &'a Hubs,
+    /// Per hub slot: the groups of its lists in versions Common and New,
+    /// for hubs this batch touches.
+    groups: Vec<[OnceLock<Group>; 2]>,
+}
+
+impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
+    pub fn new(g: &'a G, hubs: &'a Hubs) -> Self {
+        HubLabelGroups {
+            g,
+            hubs,
+            groups: (0..hubs.len()).map(|_| Default::default()).collect(),
+        }
+    }
+
+    /// How many hub lists have been grouped so far for this batch (versions
+    /// Common and New of touched hubs).
+    pub fn grouped(&self) -> usize {
+        self.groups.iter().flatten().filter(|g| g.get().is_some()).count()
+    }
+}
+
+impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
+    fn num_vertices(&self) -> usize {
+        self.g.num_vertices()
+    }
+    fn labels(&self) -> &[Label] {
+        self.g.labels()
+    }
+    #[inline]
+    fn nbrs(&self, v: VertexId, ver: Version) -> Nbrs<'_> {
+        self.g.nbrs(v, ver)
+    }
+    fn edge_labelled(&self) -> bool {
+        self.g.edge_labelled()
+    }
+    fn max_degree(&self) -> usize {
+        self.g.max_degree()
+    }
+    fn has_label_groups(&self) -> bool {
+        !self.hubs.is_empty()
+    }
+    #[inline]
+    fn nbrs_with_label(&self, v: VertexId, ver: Version, label: Label) -> Option<Nbrs<'_>> {
+        let slot = *self.hubs.slot.get(&v)? as usize;
+        let (g, labels, el) = (self.g, self.g.labels(), self.g.edge_labelled());
+        // a list the batch leaves alone has no marks and no appended part
+        let group = match ver {
+            Version::Common | Version::New if !g.nbrs(v, Version::New).is_plain() => {
+                let k = usize::from(ver == Version::New);
+                self.groups[slot][k].get_or_init(|| Group::of(g.nbrs(v, ver), labels, el))
+            }
+            _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el)),
+        };
+        Some(group.with_label(label))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{assign_labels, graph_from_pairs, rmat, Labeller};
+    use crate::types::{Edge, LocatedUpdate, Update};
+    use crate::{DynamicGraph, Strictness};
+
+    /// Every version's groups of every hub equal the whole list filtered by
+    /// label, while batches that insert and delete are pending, over several
+    /// batches (committed groups must be dropped when a batch touches a hub).
+    #[test]
+    fn hub_groups_equal_filtered_lists_of_every_version() {
+        let n = 1 << 9;
+        let labels = assign_labels(n, &Labeller::Uniform { num_labels: 4, seed: 3 });
+        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 3);
+        let g = graph_from_pairs(n, &pairs, labels, Some((3, 5)));
+        let mut dg = DynamicGraph::from_data(&g).unwrap();
+        let mut hubs = Hubs::of(&dg, 20);
+        assert!(hubs.len() > 3 && hubs.len() < n / 4, "{} hubs", hubs.len());
+        let mut grouped = 0;
+        for round in 0..4 {
+            // delete an edge of each of some hubs, insert edges between hubs
+            let h = hubs.vertices().to_vec();
+            let mut updates: Vec<Update> = Vec::new();
+            let mut used = std::collections::HashSet::new();
+            for (i, &v) in h.iter().enumerate().skip(round).take(5) {
+                let (x, el) = dg.nbrs(v, Version::New).iter().nth(round).unwrap();
+                if used.insert((v.min(x), v.max(x))) {
+                    updates.push(Update::RemoveEdge(Edge::new(v, x, el)));
+                }
+                let w = h[(i + 1 + round) % h.len()];
+                if w != v && !dg.nbrs(v, Version::New).contains(w) && used.insert((v.min(w), v.max(w))) {
+                    updates.push(Update::AddEdge(Edge::new(v, w, 1)));
+                }
+            }
+            let located: Vec<LocatedUpdate> = updates
+                .into_iter()
+                .enumerate()
+                .map(|(i, update)| LocatedUpdate { line: i + 1, update })
+                .collect();
+            dg.stage(&located, "<test>", Strictness::Strict).unwrap();
+            let view = HubLabelGroups::new(&dg, &hubs);
+            for v in 0..n as VertexId {
+                for ver in [Version::Old, Version::Common, Version::New] {
+                    for l in 0..5 {
+                        let got = view.nbrs_with_label(v, ver, l).map(|x| x.to_vec());
+                        let want: Vec<_> = dg
+                            .nbrs(v, ver)
+                            .iter()
+                            .filter(|&(x, _)| dg.labels()[x as usize] == l)
+                            .collect();
+                        match got {
+                            Some(got) => assert_eq!(got, want, "round {round} vertex {v} {ver:?} label {l}"),
+                            None => assert!(!hubs.slot.contains_key(&v)),
+                        }
+                    }
+                }
+            }
+            grouped += view.grouped();
+            drop(view);
+            hubs.update(&dg, dg.touched());
+            dg.commit();
+        }
+        assert!(grouped > 0);
+    }
+
+    /// Hubs join at the bound and leave below half of it.
+    #[test]
+    fn hubs_follow_degrees_with_hysteresis() {
+        let n = 64;
+        let pairs: Vec<(u32, u32)> = (1..40).map(|v| (0, v)).collect();
+        let g = graph_from_pairs(n, &pairs, vec![0; n], None);
+        let mut dg = DynamicGraph::from_data(&g).unwrap();
+        let mut hubs = Hubs::of(&dg, 30);
+        assert_eq!(hubs.vertices(), &[0]);
+        // 0 drops to 20 neighbours: between half the bound and the bound
+        let del = |vs: std::ops::Range<u32>| -> Vec<LocatedUpdate> {
+            vs.map(|v| LocatedUpdate {
+                line: v as usize,
+                update: Update::RemoveEdge(Edge::new(0, v, 0)),
+            })
+            .collect()
+        };
+        let del1 = del(1..20);
+        dg.stage(&del1, "<test>", Strictness::Strict).unwrap();
+        hubs.update(&dg, dg.touched());
+        dg.commit();
+        assert_eq!(hubs.vertices(), &[0]);
+        dg.stage(&del(20..30), "<test>", Strictness::Strict).unwrap();
+        hubs.update(&dg, dg.touched());
+        dg.commit();
+        assert!(hubs.is_empty());
+    }
+}
