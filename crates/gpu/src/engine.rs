@@ -455,30 +455,41 @@ impl ContinuousMatcher for GpuEngine {
         let t0 = Instant::now();
         let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
         let changed = changed_vertices(&st.graph);
+        // Bring the resident lists in step with the staged batch (the lists
+        // this batch and the last one changed) right after staging, while
+        // those lists are still in the host's caches (match v8; v7 did it
+        // after the host mirror's sync). Queued on the stream, before the
+        // kernel.
+        let t = Instant::now();
+        let refreshed = (variant == Variant::GcsmPersist).then(|| match resident.as_mut() {
+            Some(c) => {
+                let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
+                c.refresh(matcher.gpu(), &st.graph, &changed, deleted)
+            }
+            None => Ok(ResidentLoad::default()),
+        });
+        let host = t.elapsed().as_secs_f64();
+        if let Some(Err(_)) = &refreshed {
+            // A half-applied refresh leaves the device copy unknown.
+            *resident = None;
+        }
         let t_sync = Instant::now();
         if let Err(e) = st.host.sync(&st.graph, &changed) {
             st.graph.abort();
             let _ = st.host.sync(&st.graph, &changed);
+            if let Some(c) = resident.as_mut() {
+                // The device may hold the aborted batch's staged lists.
+                c.invalidate(&changed);
+            }
             return Err(gpu_err(e));
         }
         let sync1 = t_sync.elapsed().as_secs_f64();
-        let staged = t0.elapsed().as_secs_f64();
+        let staged = t0.elapsed().as_secs_f64() - host;
         let sel: Option<&mut dyn CacheSelector> = match selector {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
-        let result = if variant == Variant::GcsmPersist {
-            // Bring the resident lists in step with the staged batch (the
-            // lists this batch and the last one changed), then match.
-            let t = Instant::now();
-            let refreshed = match resident.as_mut() {
-                Some(c) => {
-                    let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
-                    c.refresh(matcher.gpu(), &st.graph, &changed, deleted)
-                }
-                None => Ok(ResidentLoad::default()),
-            };
-            let host = t.elapsed().as_secs_f64();
+        let result = if let Some(refreshed) = refreshed {
             match refreshed {
                 Ok(load) => {
                     let kc = resident.as_ref().map(|c| c as &dyn KernelCache);
@@ -495,11 +506,7 @@ impl ContinuousMatcher for GpuEngine {
                         Ok(r)
                     })
                 }
-                Err(e) => {
-                    // A half-applied refresh leaves the device copy unknown.
-                    *resident = None;
-                    Err(e)
-                }
+                Err(e) => Err(e),
             }
         } else {
             run_staged(matcher, cache, sel, &st.graph, &st.host, &st.plans, st.budget)

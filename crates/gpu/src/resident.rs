@@ -306,12 +306,13 @@ pub struct ResidentLayout {
     pub serial_below: usize,
 }
 
-/// Default of [`ResidentLayout::serial_below`]: a 64-edge batch refreshes
-/// about 10 cached lists, a 1,024-edge batch about 170 and an 8,192-edge
-/// batch about 1,200 (R-MAT scale 25 on the bench), where the lookups and
-/// the binary searches in hub lists miss the cache (0.25 and 1.6 ms on the
-/// device's host in run 6). Waking the pool costs tens of microseconds.
-pub const SERIAL_BELOW: usize = 128;
+/// Default of [`ResidentLayout::serial_below`]: never (the parallel path
+/// is off). A 64-edge batch refreshes about 10 cached lists, a 1,024-edge
+/// batch about 170 and an 8,192-edge batch about 1,200 (R-MAT scale 25 on
+/// the bench). From 128 slots on rayon's pool (match v8 run 7), the
+/// refresh was not quicker: median 0.49 against 0.24 ms at 1,024 and 1.23
+/// against 1.13 ms at 8,192 on the device's host.
+pub const SERIAL_BELOW: usize = usize::MAX;
 
 /// How one slot is brought up to date.
 enum Step {
