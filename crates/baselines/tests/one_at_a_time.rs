@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{random_batch, random_query, random_stream_graph, rng, symmetric_query, Model};
 use csm_baselines::oracle::embeddings;
-use csm_baselines::CpuEngine;
+use csm_baselines::{CpuEngine, HubRule};
 use csm_engine::{Batch, BatchResult, ContinuousMatcher};
 use csm_graph::{Edge, LocatedUpdate, Strictness, Update};
 use csm_planner::{GcsmOrder, QueryGraph};
@@ -37,7 +37,13 @@ fn expected(model: &mut Model, q: &QueryGraph, stream: &[LocatedUpdate], valid: 
 }
 
 fn engine(threads: usize, model: &Model, q: &QueryGraph) -> CpuEngine {
-    let mut eng = CpuEngine::new(threads, Arc::new(GcsmOrder)).unwrap();
+    engine_with_hubs(threads, model, q, HubRule::default())
+}
+
+/// With `rule`, lists of low degree count as hubs and are read by label
+/// through `CommonView` (one thread) and per-update `VersionView`s (runs).
+fn engine_with_hubs(threads: usize, model: &Model, q: &QueryGraph, rule: HubRule) -> CpuEngine {
+    let mut eng = CpuEngine::new(threads, Arc::new(GcsmOrder)).unwrap().hub_rule(rule);
     eng.init(&model.to_data(), q).unwrap();
     eng
 }
@@ -84,8 +90,13 @@ fn overlapped_results_equal_set_differences_per_update() {
         };
         let stream = random_stream(&mut r, &model, vl, el, 40);
         let want = expected(&mut model.clone(), &q, &stream, &vec![true; stream.len()]);
-        for threads in [2, 3] {
-            let mut eng = engine(threads, &model, &q);
+        let rule = HubRule {
+            min_degree: 1 + (seed % 3) as usize,
+            min_batch: 1,
+            min_query: 2,
+        };
+        for threads in [1, 2, 3] {
+            let mut eng = engine_with_hubs(threads, &model, &q, rule);
             let mut got = Vec::new();
             eng.process_each(batch(&stream, Strictness::Strict), &mut got).unwrap();
             assert_eq!(

@@ -77,6 +77,14 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
     fn edge_labelled(&self) -> bool {
         self.g.edge_labelled()
     }
+    /// `g`'s label groups, of the common version as every list here.
+    fn has_label_groups(&self) -> bool {
+        self.g.has_label_groups()
+    }
+    #[inline]
+    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
+        self.g.nbrs_with_label(v, Version::Common, label)
+    }
     fn max_degree(&self) -> usize {
         self.g.max_degree()
     }

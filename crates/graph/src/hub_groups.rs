@@ -42,6 +42,18 @@ pub struct Hubs {
     committed: Vec<OnceLock<Group>>,
 }
 
+impl Default for Hubs {
+    /// No hubs: views built on it group nothing.
+    fn default() -> Self {
+        Hubs {
+            min_degree: usize::MAX,
+            slot: HashMap::default(),
+            list: Vec::new(),
+            committed: Vec::new(),
+        }
+    }
+}
+
 impl Hubs {
     /// The hubs of `g` (in version `New`).
     pub fn of<G: GraphView + ?Sized>(g: &G, min_degree: usize) -> Self {
@@ -165,24 +177,28 @@ impl Group {
 pub struct HubLabelGroups<'a, G: ?Sized> {
     g: &'a G,
     hubs: &'a Hubs,
-    /// Per hub slot: the groups of its lists in versions Common and New,
-    /// for hubs this batch touches.
-    groups: Vec<[OnceLock<Group>; 2]>,
+    /// The groups of the lists in versions Common and New of the hubs this
+    /// batch touches.
+    groups: HashMap<VertexId, [OnceLock<Group>; 2], FixedState>,
 }
 
 impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
-    pub fn new(g: &'a G, hubs: &'a Hubs) -> Self {
-        HubLabelGroups {
-            g,
-            hubs,
-            groups: (0..hubs.len()).map(|_| Default::default()).collect(),
-        }
+    /// `touched`: the vertices whose lists the pending batch changes (none
+    /// when nothing is pending); their committed groups serve version `Old`
+    /// only.
+    pub fn new(g: &'a G, hubs: &'a Hubs, touched: &[VertexId]) -> Self {
+        let groups = touched
+            .iter()
+            .filter(|v| hubs.slot.contains_key(v))
+            .map(|&v| (v, Default::default()))
+            .collect();
+        HubLabelGroups { g, hubs, groups }
     }
 
     /// How many hub lists have been grouped so far for this batch (versions
     /// Common and New of touched hubs).
     pub fn grouped(&self) -> usize {
-        self.groups.iter().flatten().filter(|g| g.get().is_some()).count()
+        self.groups.values().flatten().filter(|g| g.get().is_some()).count()
     }
 }
 
@@ -210,11 +226,10 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
     fn nbrs_with_label(&self, v: VertexId, ver: Version, label: Label) -> Option<Nbrs<'_>> {
         let slot = *self.hubs.slot.get(&v)? as usize;
         let (g, labels, el) = (self.g, self.g.labels(), self.g.edge_labelled());
-        // a list the batch leaves alone has no marks and no appended part
-        let group = match ver {
-            Version::Common | Version::New if !g.nbrs(v, Version::New).is_plain() => {
+        let group = match (ver, self.groups.get(&v)) {
+            (Version::Common | Version::New, Some(versions)) => {
                 let k = usize::from(ver == Version::New);
-                self.groups[slot][k].get_or_init(|| Group::of(g.nbrs(v, ver), labels, el))
+                versions[k].get_or_init(|| Group::of(g.nbrs(v, ver), labels, el))
             }
             _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el)),
         };
@@ -263,7 +278,7 @@ mod tests {
                 .map(|(i, update)| LocatedUpdate { line: i + 1, update })
                 .collect();
             dg.stage(&located, "<test>", Strictness::Strict).unwrap();
-            let view = HubLabelGroups::new(&dg, &hubs);
+            let view = HubLabelGroups::new(&dg, &hubs, dg.touched());
             for v in 0..n as VertexId {
                 for ver in [Version::Old, Version::Common, Version::New] {
                     for l in 0..5 {

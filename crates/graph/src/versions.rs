@@ -152,6 +152,18 @@ impl UpdateVersions {
         }
     }
 
+    /// Whether the run changed `v`'s list at or before `time`.
+    #[inline]
+    fn changed_by(&self, v: VertexId, time: u32) -> bool {
+        match self.slot.get(v as usize) {
+            Some(&c) if c != 0 => {
+                let (a, _) = self.chains[c as usize - 1];
+                self.changes[a as usize].time <= time
+            }
+            _ => false,
+        }
+    }
+
     /// The list of `v` at `time`, if the run changed it by then.
     #[inline]
     fn list<G: GraphView + ?Sized>(&self, base: &G, v: VertexId, time: u32) -> Option<Nbrs<'_>> {
@@ -257,6 +269,18 @@ impl<G: GraphView + ?Sized> GraphView for VersionView<'_, G> {
     }
     fn edge_labelled(&self) -> bool {
         self.base.edge_labelled()
+    }
+    /// The base's label groups of the lists the run has not changed by
+    /// this view's time.
+    fn has_label_groups(&self) -> bool {
+        self.base.has_label_groups()
+    }
+    #[inline]
+    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
+        if self.versions.changed_by(v, self.time) {
+            return None;
+        }
+        self.base.nbrs_with_label(v, Version::Old, label)
     }
     /// The base's bound, which covers its pending version too.
     fn max_degree(&self) -> usize {

@@ -73,7 +73,7 @@ impl Default for HubRule {
     fn default() -> Self {
         HubRule {
             min_degree: 64,
-            min_batch: 16,
+            min_batch: 1,
             min_query: 4,
         }
     }
@@ -681,7 +681,7 @@ impl ContinuousMatcher for CpuEngine {
             .filter(|h| !h.is_empty() && batch.updates.len() >= min_batch)
         {
             Some(hubs) => {
-                let view = HubLabelGroups::new(gr, hubs);
+                let view = HubLabelGroups::new(gr, hubs, gr.touched());
                 count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec)
             }
             None => count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec),

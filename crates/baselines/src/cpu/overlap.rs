@@ -21,7 +21,8 @@ use std::time::Instant;
 
 use csm_engine::{process_each_sequentially, Batch, BatchResult, EngineError};
 use csm_graph::{
-    DynamicGraph, Edge, GraphView, InputError, LocatedUpdate, Strictness, Update, UpdateVersions, Version,
+    DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, Strictness, Update, UpdateVersions,
+    Version,
 };
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
@@ -84,16 +85,20 @@ impl CpuEngine {
         source: &str,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), InputError> {
-        let (g, _, sym, _) = self.state.as_mut().expect("overlaps() checked");
+        let (g, _, sym, hubs) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
         g.check(run, source)?;
         let checked = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
         let g: &DynamicGraph = g;
+        // hub lists the run does not change are read by label (none
+        // without hubs); the run is not staged, so nothing is touched yet
+        let no_hubs = Hubs::default();
+        let grouped = HubLabelGroups::new(g, hubs.as_ref().unwrap_or(&no_hubs), &[]);
         let edges = run_edges(g, run);
         let pool = self.pool.as_ref();
-        self.versions.build(g, &edges);
+        self.versions.build(&grouped, &edges);
         let versions = &self.versions;
         let sym: &Symmetry = sym;
         let counted: Vec<(DeltaCounts, f64)> = pool.install(|| {
@@ -102,7 +107,7 @@ impl CpuEngine {
                 .enumerate()
                 .map(|(k, &(e, insert))| {
                     let t = Instant::now();
-                    let view = versions.view(g, UpdateVersions::common_time(k, insert));
+                    let view = versions.view(&grouped, UpdateVersions::common_time(k, insert));
                     let side = if insert { &sym.positive } else { &sym.negative };
                     let (rules, plans) = side.as_ref().expect("overlaps() checked");
                     let mut c = DeltaCounts::default();
