@@ -125,7 +125,11 @@ mod tests {
 
     fn stats(freq: &[usize]) -> GraphStats {
         GraphStats {
-            label_freq: freq.to_vec(),
+            label_freq: freq
+                .iter()
+                .enumerate()
+                .map(|(l, &f)| (l as csm_graph::Label, f))
+                .collect(),
             num_vertices: freq.iter().sum(),
             max_degree: 10,
         }
