@@ -17,6 +17,10 @@
 
 mod overlay;
 
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
 use crate::csr::CsrGraph;
 use crate::error::InputError;
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, VertexId, ABSENT};
@@ -59,13 +63,16 @@ impl BatchDelta {
 #[derive(Clone, Debug, Default)]
 pub struct DynamicGraph {
     labels: Vec<Label>,
-    /// Per vertex: start of its array in the arena, live length, capacity,
-    /// length of the old (pre-batch) part, number of marked entries.
+    /// Per vertex: start of its array in the arena, live length (the old
+    /// part plus, while a batch is pending, the appended part), capacity.
     off: Vec<u64>,
     len: Vec<u32>,
     cap: Vec<u32>,
-    base: Vec<u32>,
-    marked: Vec<u32>,
+    /// Bit v: the pending batch changes v's list, whose old-part length and
+    /// mark count are then in [`Pending::old`] (20 bytes a vertex in all,
+    /// instead of 8 more for two arrays that matter only while a batch is
+    /// pending and only for the lists it touches).
+    touched_bits: Vec<u64>,
     ids: Vec<VertexId>,
     /// Parallel to `ids` when the graph has edge labels.
     elabels: Vec<Label>,
@@ -80,6 +87,9 @@ pub struct DynamicGraph {
 #[derive(Clone, Debug, Default)]
 struct Pending {
     touched: Vec<VertexId>,
+    /// Per touched vertex: length of its old (pre-batch) part and number of
+    /// marked entries in it.
+    old: HashMap<VertexId, (u32, u32), FixedState>,
     delta: BatchDelta,
     /// Vertex slots before staging (abort truncates back to it).
     slots_before: usize,
@@ -106,8 +116,7 @@ impl DynamicGraph {
             off: Vec::with_capacity(n),
             len: Vec::with_capacity(n),
             cap: caps,
-            base: Vec::with_capacity(n),
-            marked: vec![0; n],
+            touched_bits: vec![0; n.div_ceil(64)],
             ids: Vec::with_capacity(total),
             elabels: Vec::with_capacity(if edge_labelled { total } else { 0 }),
             edge_labelled,
@@ -127,7 +136,6 @@ impl DynamicGraph {
                 g.elabels.resize(g.elabels.len() + k - d, 0);
             }
             g.len.push(d as u32);
-            g.base.push(d as u32);
         }
         g
     }
@@ -171,8 +179,37 @@ impl DynamicGraph {
     }
 
     fn slot(&self, v: VertexId) -> (usize, usize, usize) {
+        let vi = v as usize;
+        let len = self.len[vi] as usize;
+        (self.off[vi] as usize, self.old_part(v, len).0, len)
+    }
+
+    #[inline]
+    fn is_touched(&self, v: VertexId) -> bool {
         let v = v as usize;
-        (self.off[v] as usize, self.base[v] as usize, self.len[v] as usize)
+        self.touched_bits.get(v >> 6).is_some_and(|&w| w >> (v & 63) & 1 == 1)
+    }
+
+    fn set_touched(&mut self, v: VertexId, on: bool) {
+        let (w, b) = (v as usize >> 6, v & 63);
+        if on {
+            self.touched_bits[w] |= 1 << b;
+        } else {
+            self.touched_bits[w] &= !(1 << b);
+        }
+    }
+
+    /// Length of `v`'s old part and its marked entries, given the live
+    /// length `len`: (len, 0) unless the pending batch touches `v`.
+    #[inline]
+    fn old_part(&self, v: VertexId, len: usize) -> (usize, u32) {
+        if !self.is_touched(v) {
+            return (len, 0);
+        }
+        match self.pending.as_ref().and_then(|p| p.old.get(&v)) {
+            Some(&(base, marked)) => (base as usize, marked),
+            None => (len, 0),
+        }
     }
 
     /// Label of edge `(u, v)` in the committed graph (or G_k while pending).
@@ -181,7 +218,7 @@ impl DynamicGraph {
             return None;
         }
         // search the shorter list (both hold the edge, with the same label)
-        let (a, b) = if self.base[u as usize] <= self.base[v as usize] {
+        let (a, b) = if self.len[u as usize] <= self.len[v as usize] {
             (u, v)
         } else {
             (v, u)
@@ -280,31 +317,47 @@ impl DynamicGraph {
             self.ensure_slot(v);
             self.labels[v as usize] = l;
         }
+        // each touched list's old part, before anything is appended
+        let ends = 2 * (delta.deleted.len() + delta.inserted.len());
+        let mut old: HashMap<VertexId, (u32, u32), FixedState> =
+            HashMap::with_capacity_and_hasher(ends, FixedState::default());
+        touched.reserve(ends);
+        fn touch<'m>(
+            g: &mut DynamicGraph,
+            old: &'m mut HashMap<VertexId, (u32, u32), FixedState>,
+            touched: &mut Vec<VertexId>,
+            a: VertexId,
+        ) -> &'m mut (u32, u32) {
+            old.entry(a).or_insert_with(|| {
+                g.set_touched(a, true);
+                touched.push(a);
+                (g.len[a as usize], 0)
+            })
+        }
         for e in &delta.deleted {
             for (a, b) in [(e.u, e.v), (e.v, e.u)] {
-                let (s, base, _) = self.slot(a);
+                let (s, base) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
                 let list = &mut self.ids[s..s + base];
                 let i = list
                     .binary_search_by(|&x| (x & !MARK).cmp(&b))
                     .expect("validated deletion");
                 list[i] |= MARK;
-                self.marked[a as usize] += 1;
-                touched.push(a);
+                touch(self, &mut old, &mut touched, a).1 += 1;
             }
         }
         for e in &delta.inserted {
             for (a, b) in [(e.u, e.v), (e.v, e.u)] {
+                touch(self, &mut old, &mut touched, a);
                 self.push(a, b, e.label);
-                touched.push(a);
             }
         }
         touched.sort_unstable();
-        touched.dedup();
         for &v in &touched {
-            self.sort_delta(v);
+            self.sort_delta(v, old[&v].0 as usize);
         }
         self.pending = Some(Pending {
             touched,
+            old,
             delta: std::mem::take(delta),
             slots_before,
         });
@@ -318,8 +371,7 @@ impl DynamicGraph {
             self.off.resize(need, end);
             self.len.resize(need, 0);
             self.cap.resize(need, 0);
-            self.base.resize(need, 0);
-            self.marked.resize(need, 0);
+            self.touched_bits.resize(need.div_ceil(64), 0);
         }
     }
 
@@ -370,8 +422,9 @@ impl DynamicGraph {
         self.len[ai] += 1;
     }
 
-    fn sort_delta(&mut self, v: VertexId) {
-        let (s, base, len) = self.slot(v);
+    fn sort_delta(&mut self, v: VertexId, base: usize) {
+        let vi = v as usize;
+        let (s, len) = (self.off[vi] as usize, self.len[vi] as usize);
         if len - base < 2 {
             return;
         }
@@ -396,8 +449,13 @@ impl DynamicGraph {
         };
         let mut scratch: Vec<(VertexId, Label)> = Vec::new();
         let mut recompute_max = false;
-        for &v in &p.touched {
-            let (s, base, len) = self.slot(v);
+        for (&v, &(base, _)) in &p.old {
+            let (s, len, base) = (
+                self.off[v as usize] as usize,
+                self.len[v as usize] as usize,
+                base as usize,
+            );
+            self.set_touched(v, false);
             let els: &mut [Label] = if self.edge_labelled {
                 &mut self.elabels[s..s + len]
             } else {
@@ -406,8 +464,6 @@ impl DynamicGraph {
             let new_len = reorganise(&mut self.ids[s..s + len], els, base, &mut scratch);
             let vi = v as usize;
             self.len[vi] = new_len as u32;
-            self.base[vi] = new_len as u32;
-            self.marked[vi] = 0;
             // `base` was the list's live length before the batch
             if base == self.max_degree && new_len < base {
                 recompute_max = true;
@@ -434,12 +490,12 @@ impl DynamicGraph {
             return;
         };
         for &v in &p.touched {
-            let (s, base, _) = self.slot(v);
+            let (s, base) = (self.off[v as usize] as usize, p.old[&v].0 as usize);
+            self.set_touched(v, false);
             for e in &mut self.ids[s..s + base] {
                 *e &= !MARK;
             }
             self.len[v as usize] = base as u32;
-            self.marked[v as usize] = 0;
         }
         for &(v, _) in &p.delta.added_vertices {
             self.labels[v as usize] = ABSENT;
@@ -449,8 +505,7 @@ impl DynamicGraph {
         self.off.truncate(n);
         self.len.truncate(n);
         self.cap.truncate(n);
-        self.base.truncate(n);
-        self.marked.truncate(n);
+        self.touched_bits.truncate(n.div_ceil(64));
     }
 
     /// Rewrites the arena without abandoned slots; a list keeps at most
@@ -486,7 +541,17 @@ impl DynamicGraph {
 
     /// Bytes held by the store, headroom and abandoned slots included.
     pub fn memory_bytes(&self) -> usize {
-        self.labels.len() * (4 + 8 + 4 * 4) + self.ids.capacity() * 4 + self.elabels.capacity() * 4
+        // a pending batch's per-touched-vertex state: about 16 bytes a map
+        // entry (key, value, control byte, load) and 4 in `touched`
+        let pending = self
+            .pending
+            .as_ref()
+            .map_or(0, |p| p.old.capacity() * 16 + p.touched.capacity() * 4);
+        self.labels.len() * (4 + 8 + 4 + 4)
+            + self.touched_bits.len() * 8
+            + self.ids.capacity() * 4
+            + self.elabels.capacity() * 4
+            + pending
     }
 
     /// The raw layout of `v`'s list: (old part with marks, appended part).
@@ -514,12 +579,9 @@ impl GraphView for DynamicGraph {
             return Nbrs::EMPTY;
         }
         let s = self.off[vi] as usize;
-        let base = self.base[vi] as usize;
-        let len = if ver == Version::New {
-            self.len[vi] as usize
-        } else {
-            base
-        };
+        let live = self.len[vi] as usize;
+        let (base, marked) = self.old_part(v, live);
+        let len = if ver == Version::New { live } else { base };
         let (bl, dl): (&[Label], &[Label]) = if self.edge_labelled {
             (&self.elabels[s..s + base], &self.elabels[s + base..s + len])
         } else {
@@ -531,7 +593,7 @@ impl GraphView for DynamicGraph {
             delta: &self.ids[s + base..s + len],
             delta_labels: dl,
             skip_marked: ver != Version::Old,
-            marked: self.marked[vi],
+            marked,
         }
     }
     fn edge_labelled(&self) -> bool {
