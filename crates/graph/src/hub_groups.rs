@@ -128,14 +128,14 @@ impl Hubs {
 
 /// One list grouped by neighbour label: ids ascending within a group.
 #[derive(Clone, Debug)]
-struct Group {
+pub(crate) struct Group {
     ids: Vec<VertexId>,
     keys: Vec<Label>,
     elabels: Vec<Label>,
 }
 
 impl Group {
-    fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool) -> Group {
+    pub(crate) fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool) -> Group {
         if edge_labelled {
             let mut entries: Vec<(Label, VertexId, Label)> =
                 list.iter().map(|(x, el)| (labels[x as usize], x, el)).collect();
@@ -159,7 +159,7 @@ impl Group {
         }
     }
 
-    fn with_label(&self, label: Label) -> Nbrs<'_> {
+    pub(crate) fn with_label(&self, label: Label) -> Nbrs<'_> {
         let lo = self.keys.partition_point(|&k| k < label);
         let hi = lo + self.keys[lo..].partition_point(|&k| k == label);
         let el = if self.elabels.is_empty() {

@@ -23,6 +23,27 @@
 
 use std::sync::OnceLock;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::hub_groups::Group;
+
+/// Reads by label after which a changed hub list's version is grouped.
+const GROUP_AFTER_READS: u32 = 8;
+
+/// Per version, its reads by label so far (cloned as plain counts).
+#[derive(Debug, Default)]
+struct ReadCounts(Vec<AtomicU32>);
+
+impl Clone for ReadCounts {
+    fn clone(&self) -> Self {
+        ReadCounts(
+            self.0
+                .iter()
+                .map(|c| AtomicU32::new(c.load(Ordering::Relaxed)))
+                .collect(),
+        )
+    }
+}
 use crate::types::{Edge, Label, VertexId};
 use crate::view::{GraphView, Nbrs, Version};
 
@@ -63,6 +84,11 @@ pub struct UpdateVersions {
     changes: Vec<Change>,
     /// Version i of its vertex's list, once a reader has needed it.
     built: Vec<OnceLock<List>>,
+    /// Version i grouped by label, once a reader has asked for a group of
+    /// it (only for vertices whose base list the base view groups: hubs).
+    grouped: Vec<OnceLock<Group>>,
+    /// Reads by label of version i before it was grouped.
+    reads: ReadCounts,
     /// Per changed vertex, its range of `changes`.
     chains: Vec<(u32, u32)>,
     edge_labelled: bool,
@@ -139,6 +165,10 @@ impl UpdateVersions {
         }
         self.built.clear();
         self.built.resize_with(self.changes.len(), OnceLock::new);
+        self.grouped.clear();
+        self.grouped.resize_with(self.changes.len(), OnceLock::new);
+        self.reads.0.clear();
+        self.reads.0.resize_with(self.changes.len(), AtomicU32::default);
     }
 
     /// `base` as it stood at `time` (0 ..= [`UpdateVersions::len`]). `base`
@@ -152,28 +182,24 @@ impl UpdateVersions {
         }
     }
 
-    /// Whether the run changed `v`'s list at or before `time`.
+    /// The change that made `v`'s list as it is at `time`, with the first
+    /// change of `v` (indices into `changes`), if the run changed it by then.
     #[inline]
-    fn changed_by(&self, v: VertexId, time: u32) -> bool {
-        match self.slot.get(v as usize) {
-            Some(&c) if c != 0 => {
-                let (a, _) = self.chains[c as usize - 1];
-                self.changes[a as usize].time <= time
-            }
-            _ => false,
-        }
-    }
-
-    /// The list of `v` at `time`, if the run changed it by then.
-    #[inline]
-    fn list<G: GraphView + ?Sized>(&self, base: &G, v: VertexId, time: u32) -> Option<Nbrs<'_>> {
+    fn version_at(&self, v: VertexId, time: u32) -> Option<(usize, usize)> {
         let c = *self.slot.get(v as usize)?;
         if c == 0 {
             return None;
         }
         let (a, b) = self.chains[c as usize - 1];
         let i = self.changes[a as usize..b as usize].partition_point(|x| x.time <= time);
-        (i > 0).then(|| self.version(base, a as usize, a as usize + i - 1))
+        (i > 0).then(|| (a as usize, a as usize + i - 1))
+    }
+
+    /// The list of `v` at `time`, if the run changed it by then.
+    #[inline]
+    fn list<G: GraphView + ?Sized>(&self, base: &G, v: VertexId, time: u32) -> Option<Nbrs<'_>> {
+        let (first, j) = self.version_at(v, time)?;
+        Some(self.version(base, first, j))
     }
 
     /// Version `j` (an index into `changes`) of the vertex whose changes
@@ -271,16 +297,26 @@ impl<G: GraphView + ?Sized> GraphView for VersionView<'_, G> {
         self.base.edge_labelled()
     }
     /// The base's label groups of the lists the run has not changed by
-    /// this view's time.
+    /// this view's time; of a list it has changed, the version of this time
+    /// grouped on first use, where the base groups the list (a hub).
     fn has_label_groups(&self) -> bool {
         self.base.has_label_groups()
     }
     #[inline]
     fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
-        if self.versions.changed_by(v, self.time) {
+        let at_base = self.base.nbrs_with_label(v, Version::Old, label);
+        let Some((first, j)) = self.versions.version_at(v, self.time) else {
+            return at_base;
+        };
+        at_base?;
+        let vs = self.versions;
+        // group a version only once it has been read by label a few times
+        if vs.grouped[j].get().is_none() && vs.reads.0[j].fetch_add(1, Ordering::Relaxed) < GROUP_AFTER_READS {
             return None;
         }
-        self.base.nbrs_with_label(v, Version::Old, label)
+        let group = vs.grouped[j]
+            .get_or_init(|| Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled));
+        Some(group.with_label(label))
     }
     /// The base's bound, which covers its pending version too.
     fn max_degree(&self) -> usize {
@@ -379,6 +415,57 @@ mod tests {
                 for v in 0..n as VertexId {
                     let want: Vec<_> = oracle[v as usize].iter().map(|(&x, &l)| (x, l)).collect();
                     prop_assert_eq!(list_in(&view, v, !staged), want, "vertex {} at time {}", v, t);
+                }
+                if let Some(&(e, ins)) = run.get(t) {
+                    if ins {
+                        oracle[e.u as usize].insert(e.v, e.label);
+                        oracle[e.v as usize].insert(e.u, e.label);
+                    } else {
+                        oracle[e.u as usize].remove(&e.v);
+                        oracle[e.v as usize].remove(&e.u);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// Label groups through a view over [`crate::HubLabelGroups`]: the
+        /// base's groups for lists the run has not changed yet, grouped
+        /// versions (after a few reads) for those it has; every answer
+        /// equals the oracle's list at that time filtered by label.
+        #[test]
+        fn label_groups_at_every_time_equal_filtered_lists(
+            n in 2usize..12,
+            seed_edges in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..40),
+            ops in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..20),
+        ) {
+            let (mut data, run) = case(n, &seed_edges, &ops);
+            for (v, l) in data.labels.iter_mut().enumerate() {
+                *l = v as Label % 3;
+            }
+            let g = DynamicGraph::from_data(&data).unwrap();
+            let hubs = crate::Hubs::of(&g, 1);
+            let base = crate::HubLabelGroups::new(&g, &hubs, &[]);
+            let mut vs = UpdateVersions::new();
+            vs.build(&base, &run);
+            let mut oracle = adjacency(n, &data.edges);
+            for t in 0..=run.len() {
+                let view = vs.view(&base, t as u32);
+                for v in 0..n as VertexId {
+                    for l in 0..3 {
+                        let want: Vec<_> = oracle[v as usize]
+                            .iter()
+                            .filter(|(&x, _)| x as Label % 3 == l)
+                            .map(|(&x, &el)| (x, el))
+                            .collect();
+                        for _ in 0..=GROUP_AFTER_READS + 1 {
+                            if let Some(got) = view.nbrs_with_label(v, Version::New, l) {
+                                prop_assert_eq!(got.to_vec(), want.clone(), "vertex {} label {} at time {}", v, l, t);
+                            }
+                        }
+                    }
                 }
                 if let Some(&(e, ins)) = run.get(t) {
                     if ins {
