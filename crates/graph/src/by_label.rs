@@ -48,12 +48,8 @@ impl<'g> CsrByLabel<'g> {
             .with_min_len(1 << 14)
             .map(|&x| (labels[x as usize] as u64) << 32 | x as u64)
             .collect();
-        let mut grouped_elabels = Vec::new();
+        let mut grouped_elabels = csr.edge_label_array().to_vec();
         if csr.edge_labelled() {
-            grouped_elabels.reserve_exact(packed.len());
-            for v in 0..csr.num_vertices() as VertexId {
-                grouped_elabels.extend_from_slice(csr.edge_labels(v));
-            }
             let lists = split_by_offsets(&mut packed, offsets);
             let els = split_by_offsets(&mut grouped_elabels, offsets);
             lists.into_par_iter().zip(els).with_min_len(256).for_each(|(list, el)| {
@@ -106,6 +102,14 @@ impl<'g> CsrByLabel<'g> {
     }
 }
 
+/// The range of `items` (ordered by `key`) whose key is `label`: the group
+/// of one label in a list grouped by label.
+#[inline]
+pub(crate) fn label_range<T: Copy>(items: &[T], key: impl Fn(T) -> Label, label: Label) -> (usize, usize) {
+    let lo = items.partition_point(|&x| key(x) < label);
+    (lo, lo + items[lo..].partition_point(|&x| key(x) == label))
+}
+
 /// `data` cut into the per-vertex slices that `offsets` delimit.
 fn split_by_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
     let mut out = Vec::with_capacity(offsets.len().saturating_sub(1));
@@ -143,17 +147,10 @@ impl GraphView for CsrByLabel<'_> {
         let (s, t) = (off[v as usize] as usize, off[v as usize + 1] as usize);
         let list = &self.grouped[s..t];
         let (lo, hi) = match &self.keys {
-            Some(keys) if label <= u16::MAX as Label => {
-                let keys = &keys[s..t];
-                let k = label as u16;
-                let lo = keys.partition_point(|&x| x < k);
-                (lo, lo + keys[lo..].partition_point(|&x| x == k))
-            }
-            Some(_) => (0, 0), // no neighbour carries a label this large
+            Some(keys) => label_range(&keys[s..t], |k| k as Label, label),
             None => {
                 let labels = self.csr.labels();
-                let lo = list.partition_point(|&x| labels[x as usize] < label);
-                (lo, lo + list[lo..].partition_point(|&x| labels[x as usize] == label))
+                label_range(list, |x| labels[x as usize], label)
             }
         };
         let el = if self.grouped_elabels.is_empty() {

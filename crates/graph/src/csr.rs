@@ -156,6 +156,12 @@ impl CsrGraph {
         &self.nbrs
     }
 
+    /// Edge labels parallel to [`CsrGraph::neighbor_array`] (empty without
+    /// edge labels).
+    pub fn edge_label_array(&self) -> &[Label] {
+        &self.elabels
+    }
+
     /// The edge list, each undirected edge once (`u < v`).
     pub fn to_data(&self) -> GraphData {
         let mut edges = Vec::with_capacity(self.num_edges());

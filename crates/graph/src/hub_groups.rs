@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 
 use foldhash::fast::FixedState;
 
+use crate::by_label::label_range;
 use crate::types::{Label, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version};
 
@@ -59,9 +60,7 @@ impl Hubs {
     pub fn of<G: GraphView + ?Sized>(g: &G, min_degree: usize) -> Self {
         let mut hubs = Hubs {
             min_degree: min_degree.max(1),
-            slot: HashMap::default(),
-            list: Vec::new(),
-            committed: Vec::new(),
+            ..Hubs::default()
         };
         let labels = g.labels();
         for v in 0..g.num_vertices() as VertexId {
@@ -160,8 +159,7 @@ impl Group {
     }
 
     pub(crate) fn with_label(&self, label: Label) -> Nbrs<'_> {
-        let lo = self.keys.partition_point(|&k| k < label);
-        let hi = lo + self.keys[lo..].partition_point(|&k| k == label);
+        let (lo, hi) = label_range(&self.keys, |k| k, label);
         let el = if self.elabels.is_empty() {
             &[][..]
         } else {
@@ -187,11 +185,15 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// when nothing is pending); their committed groups serve version `Old`
     /// only.
     pub fn new(g: &'a G, hubs: &'a Hubs, touched: &[VertexId]) -> Self {
-        let groups = touched
-            .iter()
-            .filter(|v| hubs.slot.contains_key(v))
-            .map(|&v| (v, Default::default()))
-            .collect();
+        let groups = if hubs.is_empty() {
+            HashMap::default()
+        } else {
+            touched
+                .iter()
+                .filter(|v| hubs.slot.contains_key(v))
+                .map(|&v| (v, Default::default()))
+                .collect()
+        };
         HubLabelGroups { g, hubs, groups }
     }
 

@@ -21,11 +21,12 @@
 //! edge can map to the changed edge. [`UpdateVersions::common_time`] picks
 //! the time without the changed edge, the graph G ∩ G' of that update.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use crate::hub_groups::Group;
+use crate::types::{Edge, Label, VertexId};
+use crate::view::{GraphView, Nbrs, Version};
 
 /// Reads by label after which a changed hub list's version is grouped.
 const GROUP_AFTER_READS: u32 = 8;
@@ -44,8 +45,6 @@ impl Clone for ReadCounts {
         )
     }
 }
-use crate::types::{Edge, Label, VertexId};
-use crate::view::{GraphView, Nbrs, Version};
 
 /// One endpoint's change: at `time`, `w` is added (with `label`) or removed.
 #[derive(Clone, Copy, Debug)]
@@ -304,18 +303,23 @@ impl<G: GraphView + ?Sized> GraphView for VersionView<'_, G> {
     }
     #[inline]
     fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
-        let at_base = self.base.nbrs_with_label(v, Version::Old, label);
         let Some((first, j)) = self.versions.version_at(v, self.time) else {
-            return at_base;
+            return self.base.nbrs_with_label(v, Version::Old, label);
         };
-        at_base?;
         let vs = self.versions;
-        // group a version only once it has been read by label a few times
-        if vs.grouped[j].get().is_none() && vs.reads.0[j].fetch_add(1, Ordering::Relaxed) < GROUP_AFTER_READS {
-            return None;
-        }
-        let group = vs.grouped[j]
-            .get_or_init(|| Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled));
+        let group = match vs.grouped[j].get() {
+            Some(group) => group,
+            None => {
+                // group a version only once it has been read by label a few
+                // times, and only of a list the base groups (a hub)
+                if vs.reads.0[j].fetch_add(1, Ordering::Relaxed) < GROUP_AFTER_READS {
+                    return None;
+                }
+                self.base.nbrs_with_label(v, Version::Old, label)?;
+                vs.grouped[j]
+                    .get_or_init(|| Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled))
+            }
+        };
         Some(group.with_label(label))
     }
     /// The base's bound, which covers its pending version too.

@@ -198,8 +198,10 @@ pub trait GraphView: Sync {
 
     /// True when [`GraphView::nbrs_with_label`] may answer (for every vertex,
     /// as [`crate::CsrByLabel`], or for some, as [`crate::HubLabelGroups`]);
-    /// readers may then skip label lookups. Wrappers that change lists (e.g.
-    /// [`crate::CommonView`]) keep the default `false` rather than forward it.
+    /// readers may then skip label lookups. A wrapper that changes lists
+    /// forwards it only where the inner view's groups match its own lists
+    /// ([`crate::CommonView`]: the common version; [`crate::VersionView`]:
+    /// lists unchanged by its time, and its own grouped versions).
     fn has_label_groups(&self) -> bool {
         false
     }

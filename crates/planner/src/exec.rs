@@ -388,8 +388,7 @@ impl Executor {
         else {
             return false;
         };
-        let r = level.extra[k];
-        let (list, grouped) = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
+        let (list, grouped) = self.pinned_list(g, plan, d, k);
         if !list.is_plain() {
             return false;
         }
@@ -408,16 +407,25 @@ impl Executor {
 
     fn unpin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) {
         if let Some(k) = self.pinned[d].take() {
-            let level = &plan.levels[d];
-            let r = level.extra[k as usize];
+            let (list, _) = self.pinned_list(g, plan, d, k as usize);
             let bits = &mut self.bits[d];
-            for &x in list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level))
-                .0
-                .base
-            {
+            for &x in list.base {
                 bits[x as usize >> 6] &= !(1 << (x & 63));
             }
         }
+    }
+
+    /// The list that read `k` of level `d` pins (the same for [`Self::pin`]
+    /// and [`Self::unpin`]), and whether it is a label group.
+    fn pinned_list<'g, G: GraphView + ?Sized>(&self, g: &'g G, plan: &Plan, d: usize, k: usize) -> (Nbrs<'g>, bool) {
+        let level = &plan.levels[d];
+        let r = level.extra[k];
+        list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level))
+    }
+
+    /// Whether level `d` has a pinned list that is a label group.
+    fn pinned_is_group(&self, d: usize) -> bool {
+        self.pinned[d].is_some() && self.pinned_grouped >> d & 1 == 1
     }
 
     /// Candidate set of level `d` into its own buffer `self.bufs[d]`.
@@ -458,18 +466,17 @@ impl Executor {
         let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
         let label = read_label(g, plan, level);
-        // the candidates hold only the level's label (no filter needed)
-        let mut grouped = level.reuse.is_some();
-        if let (Some(src), true) = (src, level.extra.is_empty()) {
+        // whether the candidates hold only the level's label (no filter needed)
+        let grouped = if let (Some(src), true) = (src, level.extra.is_empty()) {
             out.clear();
             out.extend_from_slice(&src[src.partition_point(|&x| x < first)..]);
+            true
         } else {
             let skip = self.pinned_read(d);
             let (cut, pure) = with_operands!(g, level.extra, src, emb, skip, first, label, |ops, cut, pure| {
                 intersect_into(ops, out);
                 (cut, pure)
             });
-            grouped = pure || skip.is_some() && self.pinned_grouped >> d & 1 == 1;
             if !cut {
                 let k = out.partition_point(|&x| x < first);
                 out.drain(..k);
@@ -478,7 +485,8 @@ impl Executor {
                 let bits = &self.bits[d];
                 out.retain(|&c| bit(bits, c));
             }
-        }
+            pure || self.pinned_is_group(d)
+        };
         let check_label = plan.check_labels && !grouped;
         if check_label || !level.conflicts.is_empty() {
             let labels = g.labels();
@@ -589,11 +597,11 @@ impl Executor {
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
         let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
+        let pinned_grouped = self.pinned_is_group(d);
         let tmp = &mut self.tmp;
         let label = read_label(g, plan, level);
         let extra: &[Read] = &level.extra;
         let skip = self.pinned[d].map(usize::from);
-        let pinned_grouped = skip.is_some() && self.pinned_grouped >> d & 1 == 1;
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
         let key = emb[d.max(1) - 1];
