@@ -46,7 +46,6 @@ fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, or
     // (HubLabelGroups), or, for a quarter of the seeds, never
     let rule = HubRule {
         min_degree: 1 + (seed % 4) as usize,
-        min_batch: 1,
         min_query: if seed % 4 == 3 { usize::MAX } else { 2 },
     };
     let mut eng = engine_with(threads, order).hub_rule(rule);

@@ -59,13 +59,12 @@ pub struct CpuEngine {
 
 /// When continuous matching groups hub lists by label
 /// ([`HubLabelGroups`]): for queries of at least `min_query` vertices whose
-/// plans check labels, in batches of at least `min_batch` updates, the lists
-/// of vertices of degree at least `min_degree`. A triangle reads each list
-/// about once per batch, so grouping does not repay itself there.
+/// plans check labels, the lists of vertices of degree at least
+/// `min_degree`. A triangle reads each list about once per batch, so
+/// grouping does not repay itself there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HubRule {
     pub min_degree: usize,
-    pub min_batch: usize,
     pub min_query: usize,
 }
 
@@ -73,10 +72,18 @@ impl Default for HubRule {
     fn default() -> Self {
         HubRule {
             min_degree: 64,
-            min_batch: 1,
             min_query: 4,
         }
     }
+}
+
+/// Commits `g`'s staged batch after refreshing `hubs` from the lists it
+/// changed (which [`Hubs::update`] needs before the commit).
+fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>) {
+    if let Some(hubs) = hubs {
+        hubs.update(&*g, g.touched());
+    }
+    g.commit();
 }
 
 impl CpuEngine {
@@ -675,26 +682,16 @@ impl ContinuousMatcher for CpuEngine {
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
         let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
-        let min_batch = self.hub_rule.min_batch;
-        let (counts, stayed) = match hubs
-            .as_ref()
-            .filter(|h| !h.is_empty() && batch.updates.len() >= min_batch)
-        {
-            Some(hubs) => {
-                let view = HubLabelGroups::new(gr, hubs, gr.touched());
-                count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec)
-            }
-            None => count_delta_adaptive(gr, plans, Some(sym), delta, pool, &mut self.exec),
-        };
+        // hub lists read by label (none without hubs)
+        let no_hubs = Hubs::default();
+        let view = HubLabelGroups::new(gr, hubs.as_ref().unwrap_or(&no_hubs), gr.touched());
+        let (counts, stayed) = count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec);
         let seconds = t1.elapsed().as_secs_f64();
         if let Some(work) = stayed {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
-        if let Some(hubs) = hubs {
-            hubs.update(&*g, g.touched());
-        }
-        g.commit();
+        commit_with_hubs(g, hubs);
         Ok(BatchResult {
             positive: counts.positive,
             negative: counts.negative,

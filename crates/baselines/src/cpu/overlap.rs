@@ -27,7 +27,7 @@ use csm_graph::{
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
 
-use super::{count_split_in, single_edge_seeds, CpuEngine, Symmetry};
+use super::{commit_with_hubs, count_split_in, single_edge_seeds, CpuEngine, Symmetry};
 
 /// Most updates in one overlapped run.
 const RUN_MAX: usize = 4096;
@@ -126,10 +126,7 @@ impl CpuEngine {
         let t2 = Instant::now();
         let (g, _, _, hubs) = self.state.as_mut().expect("checked");
         g.stage(run, source, Strictness::Strict)?;
-        if let Some(hubs) = hubs {
-            hubs.update(&*g, g.touched());
-        }
-        g.commit();
+        commit_with_hubs(g, hubs);
         let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
         let own: f64 = counted.iter().map(|c| c.1).sum();
         out.extend(counted.into_iter().map(|(c, t)| BatchResult {
