@@ -54,6 +54,21 @@ pub struct StreamCmdArgs {
 /// batches hold one update (results still come per update).
 pub const EACH_RUN: usize = 4096;
 
+/// The first run of single updates when a deadline is set: small, so that
+/// a slow engine cannot overshoot the limit by [`EACH_RUN`] updates' time.
+const FIRST_TIMED_RUN: usize = 16;
+
+/// Length of the next run of single updates before `deadline`, given the
+/// last run's seconds per update: a quarter of the time left, so a run
+/// overshoots the limit by at most about a third of it (measured:
+/// `sweep --time-limit 10` with runs of a fixed 4,096 ran a slow engine
+/// for 80 s).
+fn next_timed_run(seconds_per_update: f64, deadline: Instant) -> usize {
+    let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+    let fits = left / 4.0 / seconds_per_update.max(1e-9);
+    (fits as usize).clamp(1, EACH_RUN)
+}
+
 /// Totals over processed batches.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Totals {
@@ -91,7 +106,9 @@ impl Totals {
 /// `on_batch(index, updates, result)` after each. The engine must be
 /// initialised. Batches of one update go through
 /// [`ContinuousMatcher::process_each`] a run of [`EACH_RUN`] at a time (the
-/// cpu engine overlaps them on several threads), with the same results.
+/// cpu engine overlaps them on several threads), with the same results;
+/// with a deadline, runs start small and are sized to a quarter of the
+/// time left ([`next_timed_run`]).
 pub fn process_stream(
     engine: &mut dyn ContinuousMatcher,
     updates: &[LocatedUpdate],
@@ -121,11 +138,15 @@ pub fn process_stream_until(
     let mut totals = Totals::default();
     if batch == 1 {
         let mut results = Vec::with_capacity(EACH_RUN);
-        for (r, run) in updates.chunks(EACH_RUN).enumerate() {
+        let mut run_len = if deadline.is_some() { FIRST_TIMED_RUN } else { EACH_RUN };
+        let mut start = 0;
+        while start < updates.len() {
             if past() {
                 totals.timed_out = true;
                 break;
             }
+            let run = &updates[start..(start + run_len).min(updates.len())];
+            let t0 = Instant::now();
             results.clear();
             let done = engine.process_each(
                 Batch {
@@ -137,9 +158,13 @@ pub fn process_stream_until(
             );
             for (k, res) in results.iter().enumerate() {
                 totals.add(1, res);
-                on_batch(r * EACH_RUN + k, &run[k..=k], res);
+                on_batch(start + k, &run[k..=k], res);
             }
             done?;
+            start += run.len();
+            if let Some(d) = deadline {
+                run_len = next_timed_run(t0.elapsed().as_secs_f64() / run.len() as f64, d);
+            }
         }
         return Ok(totals);
     }
@@ -361,4 +386,70 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         bail!("inconsistent counts: initial count + positive < negative");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use csm_engine::EngineError;
+    use csm_graph::Update;
+
+    use super::*;
+
+    /// An engine that takes 2 ms per update and finds nothing.
+    struct Slow;
+
+    impl ContinuousMatcher for Slow {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn init(&mut self, _: &GraphData, _: &QueryGraph) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn process(&mut self, b: Batch<'_>) -> Result<BatchResult, EngineError> {
+            std::thread::sleep(Duration::from_millis(2) * b.updates.len() as u32);
+            Ok(BatchResult::default())
+        }
+    }
+
+    fn updates(n: usize) -> Vec<LocatedUpdate> {
+        (0..n)
+            .map(|i| LocatedUpdate {
+                line: i + 1,
+                update: Update::AddVertex { id: i as u32, label: 0 },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn single_updates_stop_near_the_deadline() {
+        // a fixed run of EACH_RUN updates would take 8 s before the first check
+        let ups = updates(EACH_RUN);
+        let deadline = Instant::now() + Duration::from_millis(100);
+        let mut seen = Vec::new();
+        let t = process_stream_until(
+            &mut Slow,
+            &ups,
+            "s",
+            1,
+            Strictness::Strict,
+            Some(deadline),
+            |i, u, _| seen.push((i, u[0].line)),
+        )
+        .unwrap();
+        assert!(t.timed_out);
+        assert!(t.updates < EACH_RUN / 4, "{} updates ran", t.updates);
+        assert_eq!(t.updates, seen.len());
+        // indices and updates stay in step across runs of different lengths
+        assert!(seen.iter().enumerate().all(|(k, &(i, line))| i == k && line == k + 1));
+    }
+
+    #[test]
+    fn single_updates_without_deadline_all_run() {
+        let ups = updates(40);
+        let t = process_stream_until(&mut Slow, &ups, "s", 1, Strictness::Strict, None, |_, _, _| {}).unwrap();
+        assert!(!t.timed_out);
+        assert_eq!((t.updates, t.batches), (40, 40));
+    }
 }
