@@ -17,6 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = args.first().ok_or("usage: staging_probe GRAPH [BATCH] [FRACTION]")?;
     let batch: usize = args.get(1).map_or(Ok(4096), |s| s.parse())?;
     let fraction: f64 = args.get(2).map_or(Ok(0.1), |s| s.parse())?;
+    let threads: usize = args.get(3).map_or(Ok(1), |s| s.parse())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let (g, _) = read_graph_file(path, None, &ReadOptions::default())?;
     let (g0, updates) = make_stream(&g, StreamAmount::Fraction(fraction), 0.5, 1);
     let base = DynamicGraph::from_data(&g0)?;
@@ -29,11 +31,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut sums = [0.0; 3];
         for chunk in updates.chunks(batch) {
             let t0 = Instant::now();
-            dg.check(chunk, "stream")?;
+            pool.install(|| dg.check(chunk, "stream"))?;
             let t1 = Instant::now();
-            dg.stage(chunk, "stream", Strictness::Strict)?;
+            pool.install(|| dg.stage(chunk, "stream", Strictness::Strict).map(drop))?;
             let t2 = Instant::now();
-            dg.commit();
+            pool.install(|| dg.commit());
             let t3 = Instant::now();
             sums[0] += (t1 - t0).as_secs_f64();
             sums[1] += (t2 - t1).as_secs_f64();
@@ -50,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "{} updates in batches of {batch}, ms for all batches (best of 5): check {:.2} stage {:.2} commit {:.2}",
+        "{} updates in batches of {batch}, {threads} threads, ms for all batches (best of 5): check {:.2} stage {:.2} commit {:.2}",
         updates.len(),
         best[0] * 1e3,
         best[1] * 1e3,

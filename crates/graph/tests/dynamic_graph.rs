@@ -244,3 +244,102 @@ fn memory_stays_bounded_over_a_long_stream() {
     eprintln!("DynamicGraph / CSR after the stream: {ratio:.2}");
     assert!(ratio < 2.0, "DynamicGraph is {ratio:.2}x the CSR");
 }
+
+/// Random valid batch of about `len` updates on the model `cur` (mutated to
+/// G'): inserts, deletes, and edges inserted then deleted again (or the
+/// reverse) within the batch.
+fn random_batch(
+    rng: &mut impl rand::Rng,
+    cur: &mut BTreeMap<(u32, u32), u32>,
+    n: u32,
+    len: usize,
+    labelled: bool,
+) -> Vec<LocatedUpdate> {
+    let mut batch = Vec::with_capacity(len);
+    while batch.len() < len {
+        // skewed endpoints, so that some lists are long and touched often
+        let u = rng.random_range(0..n).min(rng.random_range(0..n));
+        let v = rng.random_range(0..n);
+        if u == v {
+            continue;
+        }
+        let key = (u.min(v), u.max(v));
+        let l = if labelled { rng.random_range(0..3) } else { 0 };
+        let line = batch.len() + 1;
+        if cur.remove(&key).is_some() {
+            batch.push(lu(line, Update::RemoveEdge(Edge::new(u, v, 0))));
+        } else {
+            cur.insert(key, l);
+            batch.push(lu(line, Update::AddEdge(Edge::new(v, u, l))));
+        }
+    }
+    batch
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    /// Batches large enough to be validated, staged and committed on a
+    /// rayon pool (`DynamicGraph::PARALLEL_MIN_UPDATES`), inside pools of
+    /// 1 to 4 threads: views, deltas and the committed graph follow the
+    /// model; a batch with one invalid update fails at its line and changes
+    /// nothing.
+    #[test]
+    fn large_batches_on_a_pool_follow_the_model(seed in any::<u64>(), threads in 1usize..5, labelled in any::<bool>()) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = 600;
+        let mut old = BTreeMap::new();
+        random_batch(&mut rng, &mut old, n, 6000, labelled);
+        let mut g = DynamicGraph::from_data(&data(n, &old, labelled)).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let len = DynamicGraph::PARALLEL_MIN_UPDATES + 1000;
+        for _ in 0..3 {
+            // a batch with one invalid update somewhere (on an edge the
+            // rest of the batch leaves alone): rejected whole
+            let mut bad_model = old.clone();
+            let mut bad = random_batch(&mut rng, &mut bad_model, n, len, labelled);
+            let at = rng.random_range(0..bad.len());
+            let keys: BTreeSet<(u32, u32)> = bad.iter().map(|x| match x.update {
+                Update::AddEdge(e) | Update::RemoveEdge(e) => e.key(),
+                _ => unreachable!(),
+            }).collect();
+            let invalid = if rng.random_bool(0.5) {
+                // a duplicate insertion of an edge of G
+                let (&(u, v), _) = old.iter().find(|(k, _)| !keys.contains(k)).unwrap();
+                Update::AddEdge(Edge::new(u, v, 0))
+            } else {
+                // a deletion of an edge that is never there
+                let (u, v) = (0..n).flat_map(|u| (u + 1..n).map(move |v| (u, v)))
+                    .find(|k| !old.contains_key(k) && !keys.contains(k)).unwrap();
+                Update::RemoveEdge(Edge::new(v, u, 0))
+            };
+            bad.insert(at, lu(0, invalid));
+            for (k, x) in bad.iter_mut().enumerate() { x.line = k + 1; }
+            let err = pool.install(|| g.stage(&bad, "big", Strictness::Strict).map(drop)).unwrap_err();
+            prop_assert_eq!(err.line, at + 1);
+            prop_assert!(!g.is_pending());
+
+            let mut cur = old.clone();
+            let batch = random_batch(&mut rng, &mut cur, n, len, labelled);
+            let delta = pool.install(|| g.stage(&batch, "big", Strictness::Strict).cloned()).unwrap();
+            let common: BTreeMap<(u32, u32), u32> =
+                old.iter().filter(|(k, l)| cur.get(k) == Some(l)).map(|(k, l)| (*k, *l)).collect();
+            for v in 0..n {
+                prop_assert_eq!(list(&g, v, Version::Old), model_list(&old, v));
+                prop_assert_eq!(list(&g, v, Version::New), model_list(&cur, v));
+                prop_assert_eq!(list(&g, v, Version::Common), model_list(&common, v));
+            }
+            let ins: BTreeSet<Edge> = cur.iter().filter(|(k, l)| old.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
+            let del: BTreeSet<Edge> = old.iter().filter(|(k, l)| cur.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
+            prop_assert_eq!(delta.inserted.iter().copied().collect::<BTreeSet<_>>(), ins);
+            prop_assert_eq!(delta.deleted.iter().copied().collect::<BTreeSet<_>>(), del);
+            pool.install(|| g.commit());
+            for v in 0..n {
+                prop_assert_eq!(list(&g, v, Version::Old), model_list(&cur, v));
+            }
+            prop_assert_eq!(g.num_edges(), cur.len());
+            old = cur;
+        }
+    }
+}

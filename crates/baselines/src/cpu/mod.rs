@@ -86,6 +86,17 @@ fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>) {
     g.commit();
 }
 
+/// Runs `f`, the graph side of a batch of `n` updates, inside `pool` when
+/// the batch is large enough for [`DynamicGraph`] to spread it over threads
+/// ([`DynamicGraph::PARALLEL_MIN_UPDATES`]); else on the calling thread.
+fn graph_work<R: Send>(pool: &rayon::ThreadPool, n: usize, f: impl FnOnce() -> R + Send) -> R {
+    if pool.current_num_threads() > 1 && n >= DynamicGraph::PARALLEL_MIN_UPDATES {
+        pool.install(f)
+    } else {
+        f()
+    }
+}
+
 impl CpuEngine {
     /// `threads = 0` uses every core.
     pub fn new(threads: usize, order: Arc<dyn OrderStrategy>) -> Result<CpuEngine, EngineError> {
@@ -674,7 +685,11 @@ impl ContinuousMatcher for CpuEngine {
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
         let t0 = Instant::now();
-        let skipped = g.stage(batch.updates, batch.source, batch.strictness)?.skipped;
+        let n = batch.updates.len();
+        let skipped = graph_work(&self.pool, n, || {
+            g.stage(batch.updates, batch.source, batch.strictness)
+                .map(|d| d.skipped)
+        })?;
         let staged = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let delta = g.pending_delta().expect("staged");
@@ -691,7 +706,7 @@ impl ContinuousMatcher for CpuEngine {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
-        commit_with_hubs(g, hubs);
+        graph_work(&self.pool, n, || commit_with_hubs(g, hubs));
         Ok(BatchResult {
             positive: counts.positive,
             negative: counts.negative,

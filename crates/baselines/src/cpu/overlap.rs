@@ -27,7 +27,7 @@ use csm_graph::{
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
 
-use super::{commit_with_hubs, count_split_in, single_edge_seeds, CpuEngine, Symmetry};
+use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, CpuEngine, Symmetry};
 
 /// Most updates in one overlapped run.
 const RUN_MAX: usize = 4096;
@@ -87,7 +87,7 @@ impl CpuEngine {
     ) -> Result<(), InputError> {
         let (g, _, sym, hubs) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
-        g.check(run, source)?;
+        graph_work(&self.pool, run.len(), || g.check(run, source))?;
         let checked = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
@@ -125,8 +125,11 @@ impl CpuEngine {
 
         let t2 = Instant::now();
         let (g, _, _, hubs) = self.state.as_mut().expect("checked");
-        g.stage(run, source, Strictness::Strict)?;
-        commit_with_hubs(g, hubs);
+        graph_work(&self.pool, run.len(), || {
+            g.stage(run, source, Strictness::Strict)?;
+            commit_with_hubs(g, hubs);
+            Ok::<_, InputError>(())
+        })?;
         let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
         let own: f64 = counted.iter().map(|c| c.1).sum();
         out.extend(counted.into_iter().map(|(c, t)| BatchResult {

@@ -46,11 +46,14 @@ impl Overlay {
         }
     }
 
-    fn edge(&self, g: &DynamicGraph, key: (VertexId, VertexId)) -> EdgeState {
+    /// The edge's state so far; `known` is its label in `g` if already
+    /// looked up ([`super::DynamicGraph::edge_label`], done in parallel for
+    /// large batches).
+    fn edge(&self, g: &DynamicGraph, key: (VertexId, VertexId), known: Option<Option<Label>>) -> EdgeState {
         match self.edges.get(&key) {
             Some(&s) => s,
             None => {
-                let before = g.edge_label(key.0, key.1);
+                let before = known.unwrap_or_else(|| g.edge_label(key.0, key.1));
                 EdgeState { before, now: before }
             }
         }
@@ -68,7 +71,9 @@ impl Overlay {
         }
     }
 
-    pub(super) fn step(&mut self, g: &DynamicGraph, u: Update) -> Result<(), ErrorKind> {
+    /// Validates `u` on the state so far and records its effect; `known`:
+    /// the label of `u`'s edge in `g` when already looked up.
+    pub(super) fn step(&mut self, g: &DynamicGraph, u: Update, known: Option<Option<Label>>) -> Result<(), ErrorKind> {
         match u {
             Update::AddVertex { id, label } => {
                 if id > MAX_VERTEX_ID {
@@ -98,7 +103,7 @@ impl Overlay {
                 }
                 incident.extend(self.edge_order.iter().copied().filter(|k| k.0 == id || k.1 == id));
                 for key in incident {
-                    let state = self.edge(g, key);
+                    let state = self.edge(g, key, None);
                     if state.now.is_some() {
                         self.set_edge(key, EdgeState { now: None, ..state });
                     }
@@ -107,7 +112,7 @@ impl Overlay {
             }
             Update::AddEdge(e) => {
                 let key = self.check_endpoints(g, e)?;
-                let state = self.edge(g, key);
+                let state = self.edge(g, key, known);
                 if state.now.is_some() {
                     return Err(ErrorKind::DuplicateEdge(key.0, key.1));
                 }
@@ -116,7 +121,7 @@ impl Overlay {
             }
             Update::RemoveEdge(e) => {
                 let key = self.check_endpoints(g, e)?;
-                let state = self.edge(g, key);
+                let state = self.edge(g, key, known);
                 if state.now.is_none() {
                     return Err(ErrorKind::MissingEdge(key.0, key.1));
                 }
