@@ -89,6 +89,19 @@ impl Hubs {
         }
     }
 
+    /// Takes the groups of version `New` that a batch's view built
+    /// ([`HubLabelGroups::into_new_groups`]) as the hubs' committed groups:
+    /// they are exactly that once the batch commits, so those lists are not
+    /// grouped again on their next read. Call after [`Hubs::update`],
+    /// before the commit.
+    pub fn adopt(&mut self, groups: NewGroups) {
+        for (v, group) in groups.0 {
+            if let Some(&i) = self.slot.get(&v) {
+                self.committed[i as usize] = OnceLock::from(group);
+            }
+        }
+    }
+
     fn insert(&mut self, v: VertexId) {
         if !self.slot.contains_key(&v) {
             self.slot.insert(v, self.list.len() as u32);
@@ -125,6 +138,11 @@ impl Hubs {
     }
 }
 
+/// The version-`New` groups a batch's [`HubLabelGroups`] built, for
+/// [`Hubs::adopt`].
+#[derive(Debug, Default)]
+pub struct NewGroups(Vec<(VertexId, Group)>);
+
 /// One list grouped by neighbour label: ids ascending within a group.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
@@ -134,27 +152,72 @@ pub(crate) struct Group {
 }
 
 impl Group {
+    /// Labels below this are grouped by a counting sort (linear; the list
+    /// comes in id order, so a stable scatter keeps ids ascending within a
+    /// group); larger ones by sorting (label, id) pairs.
+    const COUNTING_LABELS: usize = 1 << 12;
+
     pub(crate) fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool) -> Group {
+        let n = list.len();
+        let (mut ids, mut keys, mut els) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
         if edge_labelled {
-            let mut entries: Vec<(Label, VertexId, Label)> =
-                list.iter().map(|(x, el)| (labels[x as usize], x, el)).collect();
-            entries.sort_unstable();
-            return Group {
-                ids: entries.iter().map(|e| e.1).collect(),
-                keys: entries.iter().map(|e| e.0).collect(),
-                elabels: entries.iter().map(|e| e.2).collect(),
-            };
+            els.reserve(n);
         }
-        // (label, id) packed in one word: the sort compares plain integers
-        let mut packed: Vec<u64> = list
-            .iter()
-            .map(|(x, _)| (labels[x as usize] as u64) << 32 | x as u64)
-            .collect();
-        packed.sort_unstable();
+        for (x, el) in list.iter() {
+            ids.push(x);
+            keys.push(labels[x as usize]);
+            if edge_labelled {
+                els.push(el);
+            }
+        }
+        match keys.iter().max() {
+            Some(&m) if (m as usize) < Self::COUNTING_LABELS => Self::by_counting(&ids, &keys, &els, m as usize + 1),
+            _ => Self::by_sorting(ids, keys, els),
+        }
+    }
+
+    /// Stable counting sort of id-ordered entries by their `keys`, all
+    /// below `range`.
+    fn by_counting(ids: &[VertexId], keys: &[Label], els: &[Label], range: usize) -> Group {
+        let mut start = vec![0usize; range + 1];
+        for &k in keys {
+            start[k as usize + 1] += 1;
+        }
+        for i in 1..=range {
+            start[i] += start[i - 1];
+        }
+        let n = ids.len();
+        let mut out = Group {
+            ids: vec![0; n],
+            keys: Vec::with_capacity(n),
+            elabels: vec![0; els.len()],
+        };
+        for k in 0..range {
+            out.keys.resize(start[k + 1], k as Label);
+        }
+        let mut at = start;
+        for (i, (&x, &k)) in ids.iter().zip(keys).enumerate() {
+            let slot = &mut at[k as usize];
+            out.ids[*slot] = x;
+            if !els.is_empty() {
+                out.elabels[*slot] = els[i];
+            }
+            *slot += 1;
+        }
+        out
+    }
+
+    fn by_sorting(ids: Vec<VertexId>, keys: Vec<Label>, els: Vec<Label>) -> Group {
+        let mut order: Vec<(Label, VertexId, u32)> = (0..ids.len()).map(|i| (keys[i], ids[i], i as u32)).collect();
+        order.sort_unstable();
         Group {
-            ids: packed.iter().map(|&p| p as VertexId).collect(),
-            keys: packed.iter().map(|&p| (p >> 32) as Label).collect(),
-            elabels: Vec::new(),
+            ids: order.iter().map(|e| e.1).collect(),
+            keys: order.iter().map(|e| e.0).collect(),
+            elabels: if els.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|e| els[e.2 as usize]).collect()
+            },
         }
     }
 
@@ -195,6 +258,16 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
                 .collect()
         };
         HubLabelGroups { g, hubs, groups }
+    }
+
+    /// The groups of version `New` built so far, for [`Hubs::adopt`].
+    pub fn into_new_groups(self) -> NewGroups {
+        NewGroups(
+            self.groups
+                .into_iter()
+                .filter_map(|(v, [_, new])| new.into_inner().map(|g| (v, g)))
+                .collect(),
+        )
     }
 
     /// How many hub lists have been grouped so far for this batch (versions
@@ -251,8 +324,23 @@ mod tests {
     /// batches (committed groups must be dropped when a batch touches a hub).
     #[test]
     fn hub_groups_equal_filtered_lists_of_every_version() {
+        hub_groups_follow_filtered_lists(1);
+    }
+
+    /// The same with labels too large for the counting sort.
+    #[test]
+    fn hub_groups_with_large_labels_equal_filtered_lists() {
+        assert!(Group::COUNTING_LABELS < 1_000_003);
+        hub_groups_follow_filtered_lists(1_000_003);
+    }
+
+    /// Vertex labels are `scale` times 0..4.
+    fn hub_groups_follow_filtered_lists(scale: Label) {
         let n = 1 << 9;
-        let labels = assign_labels(n, &Labeller::Uniform { num_labels: 4, seed: 3 });
+        let labels: Vec<Label> = assign_labels(n, &Labeller::Uniform { num_labels: 4, seed: 3 })
+            .into_iter()
+            .map(|l| l * scale)
+            .collect();
         let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 3);
         let g = graph_from_pairs(n, &pairs, labels, Some((3, 5)));
         let mut dg = DynamicGraph::from_data(&g).unwrap();
@@ -283,7 +371,7 @@ mod tests {
             let view = HubLabelGroups::new(&dg, &hubs, dg.touched());
             for v in 0..n as VertexId {
                 for ver in [Version::Old, Version::Common, Version::New] {
-                    for l in 0..5 {
+                    for l in (0..5).map(|l| l * scale) {
                         let got = view.nbrs_with_label(v, ver, l).map(|x| x.to_vec());
                         let want: Vec<_> = dg
                             .nbrs(v, ver)
@@ -298,8 +386,12 @@ mod tests {
                 }
             }
             grouped += view.grouped();
-            drop(view);
+            // every other round, the new lists' groups become the committed ones
+            let built = view.into_new_groups();
             hubs.update(&dg, dg.touched());
+            if round % 2 == 0 {
+                hubs.adopt(built);
+            }
             dg.commit();
         }
         assert!(grouped > 0);

@@ -30,7 +30,7 @@ pub use common_view::CommonView;
 pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
 pub use error::{ErrorKind, InputError};
-pub use hub_groups::{HubLabelGroups, Hubs};
+pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
 pub use types::*;
 pub use versions::{UpdateVersions, VersionView};
 pub use view::{GraphView, Nbrs, Version};

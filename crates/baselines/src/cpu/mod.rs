@@ -14,7 +14,7 @@ use std::time::Instant;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
     BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs,
-    UpdateVersions, Version, VertexId,
+    NewGroups, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans_on, for_each_seed, seed_fits, single_edge_restricted, static_plan_on,
@@ -78,10 +78,12 @@ impl Default for HubRule {
 }
 
 /// Commits `g`'s staged batch after refreshing `hubs` from the lists it
-/// changed (which [`Hubs::update`] needs before the commit).
-fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>) {
+/// changed (which [`Hubs::update`] needs before the commit), keeping the
+/// groups of the new lists that the batch's matching built.
+fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>, built: NewGroups) {
     if let Some(hubs) = hubs {
         hubs.update(&*g, g.touched());
+        hubs.adopt(built);
     }
     g.commit();
 }
@@ -701,12 +703,13 @@ impl ContinuousMatcher for CpuEngine {
         let no_hubs = Hubs::default();
         let view = HubLabelGroups::new(gr, hubs.as_ref().unwrap_or(&no_hubs), gr.touched());
         let (counts, stayed) = count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec);
+        let built = view.into_new_groups();
         let seconds = t1.elapsed().as_secs_f64();
         if let Some(work) = stayed {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
-        graph_work(&self.pool, n, || commit_with_hubs(g, hubs));
+        graph_work(&self.pool, n, || commit_with_hubs(g, hubs, built));
         Ok(BatchResult {
             positive: counts.positive,
             negative: counts.negative,

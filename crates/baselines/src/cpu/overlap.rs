@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use csm_engine::{process_each_sequentially, Batch, BatchResult, EngineError};
 use csm_graph::{
-    DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, Strictness, Update, UpdateVersions,
-    Version,
+    DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, NewGroups, Strictness, Update,
+    UpdateVersions, Version,
 };
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
@@ -127,7 +127,7 @@ impl CpuEngine {
         let (g, _, _, hubs) = self.state.as_mut().expect("checked");
         graph_work(&self.pool, run.len(), || {
             g.stage(run, source, Strictness::Strict)?;
-            commit_with_hubs(g, hubs);
+            commit_with_hubs(g, hubs, NewGroups::default());
             Ok::<_, InputError>(())
         })?;
         let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
