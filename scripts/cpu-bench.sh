@@ -10,7 +10,10 @@
 #                                  scaling of (1) one update at a time on
 #                                  Enron, (2) batches of 4096 on Enron with 8
 #                                  labels (and those batches' graph updates
-#                                  alone, staging_probe), (3) static
+#                                  alone, staging_probe), (3) batches of
+#                                  4096 and 65536 on a 2 M-edge R-MAT with
+#                                  16 labels (matching and graph updates
+#                                  per thread count), (4) static
 #                                  matching on a 10 M-edge
 #                                  R-MAT; writes $OUT/cpu_bench.log and
 #                                  $OUT/cpu_bench.csv.
@@ -18,7 +21,8 @@
 # Environment (remote): THREADS (default "1 2 4 8 16"), RMAT (path of the
 # generated static graph), STATIC_THREADS, STATIC_QUERIES (name:labels ...)
 # (default "1 16"), STATIC_TIMEOUT (seconds per static run, default 60),
-# SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_STAGING=1, SKIP_BATCH=1, SKIP_STATIC=1.
+# SKIP_SINGLE=1, SKIP_2CORE=1, SKIP_STAGING=1, SKIP_BATCH=1, SKIP_BIG_BATCH=1,
+# SKIP_STATIC=1; BIG_QUERIES (name:labels ...) for the 2 M-edge R-MAT batches.
 # To compare two builds side by side in one call, carry the other build's
 # bin/ (with this script) as carry-cpu/bin-old and run it too with
 # OUT=$OUT/old (scripts/cpu-bench.sh --with-old DIR stages it).
@@ -33,6 +37,7 @@ if [[ "${1:-}" == "--with-old" ]]; then
     cd "$HERE/.."
     rm -rf "$CARRY/bin-old" && mkdir -p "$CARRY/bin-old"
     cp "$OLD_DIR/csm" "$OLD_DIR/delta_probe" "$CARRY/bin-old/"
+    [[ -x "$OLD_DIR/staging_probe" ]] && cp "$OLD_DIR/staging_probe" "$CARRY/bin-old/"
     strip "$CARRY"/bin-old/*
     cp scripts/cpu-bench.sh "$CARRY/bin-old/"
     du -sh "$CARRY"
@@ -100,6 +105,27 @@ fi
         echo "batch4096,$q,$t,$secs,$res" >>"$CSV"
     done
 done
+
+if [[ -z "${SKIP_BIG_BATCH:-}" ]]; then
+    echo "== batches on a 2 M-edge R-MAT (2^18 vertices, 16 labels), 10% stream: matching and graph updates"
+    R2="$OUT/../rmat2m.g"
+    [[ -f "$R2" ]] || "$BIN/csm" gen graph --kind rmat --scale 18 --edges 2000000 --labels 16 --seed 1 --format graph -o "$R2"
+    [[ -x "$BIN/staging_probe" ]] && for t in $THREADS; do
+        "$BIN/staging_probe" "$R2" 4096 0.1 "$t" | sed -n 1p
+        "$BIN/staging_probe" "$R2" 65536 0.1 "$t" | sed -n 1p
+    done
+    for q in ${BIG_QUERIES:-house:0,1,2,3,4 5-cycle:0,1,0,1,2}; do
+        for b in 4096 65536; do
+            for t in $THREADS; do
+                line=$("$BIN/csm" stream -g "$R2" -q "$q" --stream-fraction 0.1 --seed 1 -b "$b" -t "$t" --json | tail -1)
+                secs=$(sed -E 's/.*"seconds":([0-9.e-]+).*/\1/' <<<"$line")
+                upd=$(sed -E 's/.*"update_seconds":([0-9.e-]+).*/\1/' <<<"$line")
+                echo "${q%%:*} b=$b t=$t matching $secs s, graph updates $upd s"
+                echo "bigbatch$b,${q%%:*},$t,$secs,$upd" >>"$CSV"
+            done
+        done
+    done
+fi
 
 if [[ -z "${SKIP_STATIC:-}" ]]; then
     echo "== static: R-MAT 2^20 vertices, 10 M edges, 16 labels"
