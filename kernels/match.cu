@@ -803,24 +803,16 @@ extern "C" __global__ void set_slots(u32* __restrict__ slots, const u32* __restr
         slots[rowidx[i]] = clear ? 0u : i + 1;
 }
 
-// dst[segs[3i + 1] + j] = src[segs[3i] + j] for j < segs[3i + 2]: the
-// resident cache's refresh (match v7, crates/gpu/src/resident.rs) moves the
-// re-copied lists from the patch to their slots, one block per segment.
-extern "C" __global__ void copy_segments(u32* __restrict__ dst, const u32* __restrict__ src,
-                                         const u32* __restrict__ segs, u32 nsegs) {
-    for (u32 s = blockIdx.x; s < nsegs; s += gridDim.x) {
-        const u32 from = segs[3 * s], to = segs[3 * s + 1], len = segs[3 * s + 2];
-        for (u32 j = threadIdx.x; j < len; j += blockDim.x) dst[(u64)to + j] = src[(u64)from + j];
-    }
-}
-
-// The resident cache's device-side commit (match v7): job k turns the
-// staged list at data[src, src + len) (old part of `base` entries with
-// `ndel` marked ones at the sorted positions dels[d0 ..], then the sorted
-// appended part) into the committed list (marked entries dropped, appended
-// part merged in, as DynamicGraph::commit does) at scratch[dst ..]; edge
-// labels (when `labelled`) move alike, from data[area + ..] to
-// scratch[sarea + ..]. Jobs are 6 words: src, base, len, d0, ndel, dst.
+// The resident cache's device-side commit (match v7; crates/gpu/src/resident.rs):
+// one merge job turns the staged list at data[src, src + len) (old part of
+// `base` entries with `ndel` marked ones at the sorted positions dels[d0 ..],
+// then the sorted appended part) into the committed list (marked entries
+// dropped, appended part merged in, as DynamicGraph::commit does) at
+// scratch[dst ..]; edge labels (when `labelled`) move alike, from
+// data[area + ..] to scratch[sarea + ..]. Jobs are 6 words: src, base, len,
+// d0, ndel, dst. The output position of an unmarked old entry i is
+// i - #marks before i + #appended < x; that of appended entry j is
+// lower_bound(old, y) - #marks before it + j.
 __device__ __forceinline__ u32 count_below(const u32* a, u32 n, u32 x) {
     u32 lo = 0, hi = n;
     while (lo < hi) {
@@ -830,73 +822,50 @@ __device__ __forceinline__ u32 count_below(const u32* a, u32 n, u32 x) {
     return lo;
 }
 
-extern "C" __global__ void merge_lists(const u32* __restrict__ data, u32 area, u32 labelled,
-                                       u32* __restrict__ scratch, u32 sarea, const u32* __restrict__ jobs,
-                                       const u32* __restrict__ dels, u32 njobs) {
-    for (u32 k = blockIdx.x; k < njobs; k += gridDim.x) {
-        const u32* j = jobs + 6 * (u64)k;
-        const u32 src = j[0], base = j[1], len = j[2], nd = j[4], dst = j[5];
-        const u32* d = dels + j[3];
-        const u32* l = data + src;
-        const u32* app = l + base;
-        const u32 napp = len - base;
-        for (u32 i = threadIdx.x; i < base; i += blockDim.x) {
-            const u32 x = l[i];
-            if (x & MARK) continue;
-            const u32 o = dst + i - count_below(d, nd, i) + count_below(app, napp, x);
-            scratch[o] = x;
-            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + i];
+// Job j's merge by the calling block (all its threads).
+__device__ __forceinline__ void merge_job(const u32* data, u32 area, u32 labelled, u32* scratch, u32 sarea,
+                                          const u32* j, const u32* dels) {
+    const u32 src = j[0], base = j[1], len = j[2], nd = j[4], dst = j[5];
+    const u32* d = dels + j[3];
+    const u32* l = data + src;
+    const u32* app = l + base;
+    const u32 napp = len - base;
+    for (u32 i = threadIdx.x; i < base; i += blockDim.x) {
+        const u32 x = l[i];
+        if (x & MARK) continue;
+        const u32 o = dst + i - count_below(d, nd, i) + count_below(app, napp, x);
+        scratch[o] = x;
+        if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + i];
+    }
+    for (u32 i = threadIdx.x; i < napp; i += blockDim.x) {
+        const u32 y = app[i];
+        u32 lo = 0, hi = base;
+        while (lo < hi) {
+            const u32 mid = (lo + hi) >> 1;
+            if ((l[mid] & ~MARK) < y) lo = mid + 1; else hi = mid;
         }
-        for (u32 i = threadIdx.x; i < napp; i += blockDim.x) {
-            const u32 y = app[i];
-            u32 lo = 0, hi = base;
-            while (lo < hi) {
-                const u32 mid = (lo + hi) >> 1;
-                if ((l[mid] & ~MARK) < y) lo = mid + 1; else hi = mid;
-            }
-            const u32 o = dst + lo - count_below(d, nd, lo) + i;
-            scratch[o] = y;
-            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + base + i];
-        }
+        const u32 o = dst + lo - count_below(d, nd, lo) + i;
+        scratch[o] = y;
+        if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + base + i];
     }
 }
 
-// merge_lists and the copy back in one launch (match v7, run 5): job k's
-// block merges the staged list into scratch[dst ..] exactly as merge_lists
-// does, then (after a barrier) copies the committed list, len - ndel
-// entries, back to data[src ..] (and its labels to data[area + src ..]).
-// The copy back only overwrites the job's own slot, whose reads the
-// barrier has finished; other blocks' jobs own other slots.
+// The merge and the copy back in one launch (match v7, run 5; queued right
+// after the host's commit since match v9): job k's block merges the staged
+// list into scratch[dst ..] (merge_job), then, after a barrier, copies the
+// committed list, len - ndel entries, back to data[src ..] (and its labels
+// to data[area + src ..]). The copy back only overwrites the job's own
+// slot, whose reads the barrier has finished; other blocks' jobs own other
+// slots.
 extern "C" __global__ void merge_commit(u32* data, u32 area, u32 labelled, u32* __restrict__ scratch,
                                         u32 sarea, const u32* __restrict__ jobs,
                                         const u32* __restrict__ dels, u32 njobs) {
     for (u32 k = blockIdx.x; k < njobs; k += gridDim.x) {
         const u32* j = jobs + 6 * (u64)k;
-        const u32 src = j[0], base = j[1], len = j[2], nd = j[4], dst = j[5];
-        const u32* d = dels + j[3];
-        const u32* l = data + src;
-        const u32* app = l + base;
-        const u32 napp = len - base;
-        for (u32 i = threadIdx.x; i < base; i += blockDim.x) {
-            const u32 x = l[i];
-            if (x & MARK) continue;
-            const u32 o = dst + i - count_below(d, nd, i) + count_below(app, napp, x);
-            scratch[o] = x;
-            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + i];
-        }
-        for (u32 i = threadIdx.x; i < napp; i += blockDim.x) {
-            const u32 y = app[i];
-            u32 lo = 0, hi = base;
-            while (lo < hi) {
-                const u32 mid = (lo + hi) >> 1;
-                if ((l[mid] & ~MARK) < y) lo = mid + 1; else hi = mid;
-            }
-            const u32 o = dst + lo - count_below(d, nd, lo) + i;
-            scratch[o] = y;
-            if (labelled) scratch[(u64)sarea + o] = data[(u64)area + src + base + i];
-        }
+        merge_job(data, area, labelled, scratch, sarea, j, dels);
         __syncthreads();
-        const u32 merged = len - nd;
+        const u32 src = j[0], dst = j[5];
+        const u32 merged = j[2] - j[4];
         for (u32 i = threadIdx.x; i < merged; i += blockDim.x) {
             data[(u64)src + i] = scratch[(u64)dst + i];
             if (labelled) data[(u64)area + src + i] = scratch[(u64)sarea + dst + i];
@@ -906,7 +875,7 @@ extern "C" __global__ void merge_commit(u32* data, u32 area, u32 labelled, u32* 
 }
 
 // The rest of a resident refresh in one launch (match v7, run 5): the
-// patch's segments (copy_segments: whole lists and appended parts, one
+// patch's segments (whole lists and appended parts, one
 // block per segment) and the three scatters (deletion marks into data, row
 // words into rowptr, slot map words), grid-stride over all their entries.
 // Each scatter's table is n indices then n values. The writes are
