@@ -31,7 +31,7 @@ use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
-use crate::plan::{encode_plan, QueryPlans, Seed};
+use crate::plan::{encode_plan, QueryPlans, Seed, SplitPolicy};
 use crate::resident::{ResidentCache, ResidentLoad};
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
@@ -163,7 +163,9 @@ pub struct StagedRun {
 }
 
 /// Runs one staged batch: seeds, cache selection and load, kernel. `g` must
-/// have the batch staged and `host` must mirror it.
+/// have the batch staged and `host` must mirror it; `policy` (match v9)
+/// picks the batch's host expansion from the query's earlier batches.
+#[allow(clippy::too_many_arguments)]
 pub fn run_staged(
     matcher: &mut DeviceMatcher,
     cache: &mut DeviceCache,
@@ -172,6 +174,7 @@ pub fn run_staged(
     host: &HostGraph,
     plans: &QueryPlans,
     budget: usize,
+    policy: Option<&mut SplitPolicy>,
 ) -> GpuResult<StagedRun> {
     let t0 = Instant::now();
     let empty = csm_graph::BatchDelta::default();
@@ -200,7 +203,7 @@ pub fn run_staged(
         _ => cache.clear(),
     }
     let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
-    split_and_run(matcher, cache_ref, g, host, plans, &seeds, &mut run)?;
+    split_and_run(matcher, cache_ref, g, host, plans, &seeds, policy, &mut run)?;
     if let Some(sel) = selector {
         sel.observe(&Observed {
             seeds: seeds.len(),
@@ -223,20 +226,24 @@ pub fn run_cached(
     g: &DynamicGraph,
     host: &HostGraph,
     plans: &QueryPlans,
+    policy: Option<&mut SplitPolicy>,
 ) -> GpuResult<StagedRun> {
     let t0 = Instant::now();
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
     let seeds = plans.seeds(g, delta);
     let mut run = StagedRun::default();
-    split_and_run(matcher, cache, g, host, plans, &seeds, &mut run)?;
+    split_and_run(matcher, cache, g, host, plans, &seeds, policy, &mut run)?;
     run.seconds = t0.elapsed().as_secs_f64();
     Ok(run)
 }
 
-/// The part of a batch both paths share: cuts `seeds` into kernel tasks,
-/// runs the kernel over `cache`, and fills `run`'s split, task, kernel and
-/// count fields. A kernel that hit its time limit is an error.
+/// The part of a batch both paths share: cuts `seeds` into kernel tasks
+/// (with the matcher's task options, or those `policy` picks for the
+/// batch, match v9), runs the kernel over `cache`, and fills `run`'s split,
+/// task, kernel and count fields. A kernel that hit its time limit is an
+/// error.
+#[allow(clippy::too_many_arguments)]
 fn split_and_run(
     matcher: &mut DeviceMatcher,
     cache: Option<&dyn KernelCache>,
@@ -244,12 +251,18 @@ fn split_and_run(
     host: &HostGraph,
     plans: &QueryPlans,
     seeds: &[Seed],
+    policy: Option<&mut SplitPolicy>,
     run: &mut StagedRun,
 ) -> GpuResult<()> {
     let t_split = Instant::now();
-    let tasks = plans.tasks(g, seeds, &matcher.task_options());
+    let base = matcher.task_options();
+    let opts = policy.as_ref().map_or(base, |p| p.options(base, seeds.len()));
+    let tasks = plans.tasks(g, seeds, &opts);
     run.split_seconds = t_split.elapsed().as_secs_f64();
     let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&tasks))?;
+    if let Some(p) = policy {
+        p.observe(seeds.len(), k.kernel_seconds);
+    }
     if k.aborted {
         return Err(GpuError::TimedOut(format!(
             "the matching kernel hit its time limit of {:?} ({} tasks)",
@@ -294,6 +307,8 @@ struct Inner {
     resident: Option<ResidentCache>,
     /// Seconds the resident cache's fill took (reported with the first batch).
     resident_fill: Option<(f64, usize)>,
+    /// The query's host-expansion policy for small batches (match v9).
+    split: SplitPolicy,
     state: Option<State>,
 }
 
@@ -308,6 +323,10 @@ pub struct GpuEngine {
     /// [`ResidentCache::tracked_launches`] for the resident cache
     /// (`GcsmPersist`), set by [`GpuEngine::with_resident_refresh`].
     resident_refresh: (usize, bool),
+    /// Queue the resident lists' device-side commit right after the host's
+    /// commit (match v9, the default) instead of merging them in the next
+    /// batch's refresh (v8); set by [`GpuEngine::with_resident_commit`].
+    resident_commit: bool,
     gpu: Arc<Gpu>,
     inner: Mutex<Inner>,
 }
@@ -340,6 +359,7 @@ impl GpuEngine {
             order,
             symmetry: true,
             resident_refresh: (crate::resident::SERIAL_BELOW, false),
+            resident_commit: true,
             gpu,
             inner: Mutex::new(Inner {
                 matcher,
@@ -347,6 +367,7 @@ impl GpuEngine {
                 selector: variant.selector(),
                 resident: None,
                 resident_fill: None,
+                split: SplitPolicy::default(),
                 state: None,
             }),
         })
@@ -365,6 +386,22 @@ impl GpuEngine {
     /// addresses (match v8's default). Takes effect at the next `init`.
     pub fn with_resident_refresh(mut self, serial_below: usize, tracked_launches: bool) -> Self {
         self.resident_refresh = (serial_below, tracked_launches);
+        self
+    }
+
+    /// Whether the resident cache (`GcsmPersist`) merges the committed
+    /// lists on the device right after each batch's commit (match v9,
+    /// `true`, the default) or in the next batch's refresh (match v8).
+    pub fn with_resident_commit(mut self, at_commit: bool) -> Self {
+        self.resident_commit = at_commit;
+        self
+    }
+
+    /// The kernel time below which a small batch's seeds are not expanded
+    /// on the host ([`SplitPolicy::light_below`], match v9; 0: always
+    /// expand as the task options say). Takes effect at the next `init`.
+    pub fn with_light_split(self, light_below_seconds: f64) -> Self {
+        self.lock().split = SplitPolicy::new(light_below_seconds);
         self
     }
 
@@ -400,6 +437,7 @@ impl GpuEngine {
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         inner.resident = None;
         inner.resident_fill = None;
+        inner.split = SplitPolicy::new(inner.split.light_below);
         if self.variant == Variant::GcsmPersist {
             // Filled once, with the graph (like the host graph's own copy):
             // its time is reported as `resident_fill_seconds` of the first
@@ -440,6 +478,7 @@ impl ContinuousMatcher for GpuEngine {
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let name = self.name.clone();
         let variant = self.variant;
+        let commit_on_device = self.resident_commit;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         let Inner {
             matcher,
@@ -447,6 +486,7 @@ impl ContinuousMatcher for GpuEngine {
             selector,
             resident,
             resident_fill,
+            split,
             state,
         } = inner;
         let st = state
@@ -496,7 +536,7 @@ impl ContinuousMatcher for GpuEngine {
                     // The refresh was queued without a synchronisation; its
                     // device time (known once the kernel has run) is
                     // charged with its host time, the enqueue counted once.
-                    run_cached(matcher, kc, &st.graph, &st.host, &st.plans).and_then(|mut r| {
+                    run_cached(matcher, kc, &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
                         let dev = resident.as_ref().map_or(Ok(0.0), |c| c.device_seconds())?;
                         let dc = host - load.enqueue_seconds + load.enqueue_seconds.max(dev);
                         r.dc_seconds = dc;
@@ -509,7 +549,16 @@ impl ContinuousMatcher for GpuEngine {
                 Err(e) => Err(e),
             }
         } else {
-            run_staged(matcher, cache, sel, &st.graph, &st.host, &st.plans, st.budget)
+            run_staged(
+                matcher,
+                cache,
+                sel,
+                &st.graph,
+                &st.host,
+                &st.plans,
+                st.budget,
+                Some(&mut *split),
+            )
         };
         let run = match result {
             Ok(r) => r,
@@ -524,6 +573,23 @@ impl ContinuousMatcher for GpuEngine {
         };
         let t2 = Instant::now();
         st.graph.commit();
+        // The resident lists' device-side commit (match v9): queued now,
+        // it runs while the host mirrors the commit, and the next batch's
+        // refresh patches only that batch's lists. Part of the update, like
+        // the mirror's sync.
+        let mut commit_load = None;
+        if variant == Variant::GcsmPersist && commit_on_device {
+            if let Some(c) = resident.as_mut() {
+                match c.commit(matcher.gpu(), &st.graph) {
+                    Ok(l) => commit_load = Some(l),
+                    Err(e) => {
+                        // A half-queued commit leaves the device copy unknown.
+                        *resident = None;
+                        return Err(gpu_err(e));
+                    }
+                }
+            }
+        }
         let t_sync = Instant::now();
         st.host.sync(&st.graph, &changed).map_err(gpu_err)?;
         let sync2 = t_sync.elapsed().as_secs_f64();
@@ -543,6 +609,9 @@ impl ContinuousMatcher for GpuEngine {
         extra.insert("split_seconds".into(), json!(run.split_seconds));
         extra.insert("deferred".into(), json!(run.kernel.deferred));
         extra.insert("launches".into(), json!(run.kernel.launches));
+        if let Some(l) = commit_load {
+            extra.insert("resident_commit_seconds".into(), json!(l.seconds));
+        }
         if let Some((secs, bytes)) = resident_fill.take() {
             extra.insert("resident_fill_seconds".into(), json!(secs));
             extra.insert("resident_fill_bytes".into(), json!(bytes));

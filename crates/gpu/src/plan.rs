@@ -241,6 +241,73 @@ impl Default for TaskOptions {
     }
 }
 
+/// Match v9: host expansion only for batches whose kernel is heavy. The
+/// small-batch balance ([`TaskOptions::expand_few`]) expands a few-seed
+/// batch's heavy seeds on the host (0.1-0.4 ms on the bench's 64-edge
+/// batches) so that a heavy kernel (the 5-cycle's 4-8 ms) is spread over
+/// every warp; for a light kernel (0.05-0.5 ms) that split costs more than
+/// it saves. One policy per query: it predicts the batch's kernel time from
+/// the query's earlier batches (kernel time per seed, the lower of a moving
+/// average and the last batch, times the seeds) and turns the expansion
+/// off below [`SplitPolicy::light_below`]. With no prediction yet (a
+/// query's first batch) the options are left as they are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitPolicy {
+    /// Predicted kernel seconds below which a batch is only sliced (0: off).
+    pub light_below: f64,
+    /// Kernel seconds per seed: (moving average, last batch).
+    per_seed: Option<(f64, f64)>,
+}
+
+impl Default for SplitPolicy {
+    fn default() -> Self {
+        SplitPolicy::new(SplitPolicy::LIGHT_BELOW)
+    }
+}
+
+impl SplitPolicy {
+    /// Default of [`SplitPolicy::light_below`]: 1 ms.
+    pub const LIGHT_BELOW: f64 = 1e-3;
+
+    /// A policy with no history.
+    pub fn new(light_below: f64) -> SplitPolicy {
+        SplitPolicy {
+            light_below,
+            per_seed: None,
+        }
+    }
+
+    /// The predicted kernel time of a batch of `seeds` seeds (None before
+    /// the first observation).
+    pub fn predicted(&self, seeds: usize) -> Option<f64> {
+        self.per_seed.map(|(avg, last)| avg.min(last) * seeds as f64)
+    }
+
+    /// `base`, without the small-batch expansion when the batch is
+    /// predicted light.
+    pub fn options(&self, base: TaskOptions, seeds: usize) -> TaskOptions {
+        match self.predicted(seeds) {
+            Some(t) if t < self.light_below => TaskOptions {
+                expand_few: false,
+                ..base
+            },
+            _ => base,
+        }
+    }
+
+    /// Records a batch's kernel time.
+    pub fn observe(&mut self, seeds: usize, kernel_seconds: f64) {
+        if seeds == 0 || !kernel_seconds.is_finite() {
+            return;
+        }
+        let x = kernel_seconds / seeds as f64;
+        self.per_seed = Some(match self.per_seed {
+            None => (x, x),
+            Some((avg, _)) => (0.5 * avg + 0.5 * x, x),
+        });
+    }
+}
+
 /// A registered query: its delta plans in kernel form and the single-edge
 /// symmetry rules (as the CPU engine uses them).
 #[derive(Clone, Debug)]
@@ -767,5 +834,29 @@ mod tests {
         let edges: Vec<_> = (0..8).map(|i| (i, i + 1, 0)).collect();
         let big = QueryGraph::new(labels, &edges, false).unwrap();
         assert!(QueryPlans::new(&big, &GcsmOrder, &GraphStats::default(), false).is_err());
+    }
+
+    #[test]
+    fn split_policy_drops_the_expansion_of_predicted_light_batches() {
+        let base = TaskOptions::v6();
+        let mut p = SplitPolicy::default();
+        // No history: the options as they are.
+        assert_eq!(p.options(base, 10), base);
+        // 0.5 ms for 10 seeds: 20 seeds predict 1 ms (not light), 10 seeds 0.5 ms.
+        p.observe(10, 0.5e-3);
+        assert_eq!(p.options(base, 20), base);
+        assert!(!p.options(base, 10).expand_few);
+        // A heavy batch raises the average, but the lower of average and
+        // last batch decides.
+        p.observe(10, 8e-3);
+        assert!((p.predicted(10).unwrap() - 4.25e-3).abs() < 1e-9);
+        assert_eq!(p.options(base, 10), base);
+        p.observe(10, 0.1e-3);
+        assert!(!p.options(base, 10).expand_few);
+        // Off, and nothing learnt from batches without seeds.
+        let mut off = SplitPolicy::new(0.0);
+        off.observe(10, 1e-6);
+        off.observe(0, 1.0);
+        assert_eq!(off.options(base, 10), base);
     }
 }

@@ -499,6 +499,59 @@ impl ResidentLayout {
         self.update(g, &idx, &now, deleted)
     }
 
+    /// The device-side commit of the last staged batch (match v9): merge
+    /// jobs that turn every cached list whose device copy is a staged list
+    /// into the committed list, as [`csm_graph::DynamicGraph::commit`] does
+    /// on the host, and the rows that go with them. Queue it right after
+    /// the host's commit ([`ResidentCache::commit`]): it then runs while
+    /// the host commits its own copy, and the next batch's refresh has
+    /// only that batch's changed lists to patch. It reads nothing from the
+    /// graph (the marks' positions and the lengths are the layout's own).
+    /// Lists to copy whole after an abort (or with
+    /// [`Self::whole_only`]) stay for the next refresh. Optional: a refresh merges whatever is still staged.
+    pub fn commit_patch(&mut self) -> Patch {
+        if self.whole_only {
+            // The next refresh copies the changed lists whole anyway.
+            return Patch::default();
+        }
+        let mut idx = std::mem::take(&mut self.staged);
+        idx.sort_unstable();
+        idx.dedup();
+        let mut p = Patch::default();
+        for i in idx {
+            let s = &mut self.slots[i];
+            if !s.live {
+                continue;
+            }
+            let Some(d) = s.staged.take() else {
+                if s.full {
+                    self.staged.push(i);
+                }
+                continue;
+            };
+            push_merge(&mut p, s, &d);
+            s.len -= d.len() as u32;
+            s.base = s.len;
+            let r = 4 * i as u32;
+            p.rows.push((r + 1, NONE));
+            p.rows.push((r + 2, s.start + s.len));
+            p.patched += 1;
+        }
+        self.merged_labels(&mut p);
+        p
+    }
+
+    /// Labels of merged lists follow the ids in the scratch area: the copy
+    /// back of each merged list's labels (edge-labelled graphs).
+    fn merged_labels(&self, p: &mut Patch) {
+        if self.edge_labelled {
+            let sw = p.scratch_words as u32;
+            let area = self.area as u32;
+            let extra: Vec<[u32; 3]> = p.back.iter().map(|b| [sw + b[0], area + b[1], b[2]]).collect();
+            p.back.extend(extra);
+        }
+    }
+
     /// Brings slots `idx` (sorted) up to date with `g`; `now` (sorted,
     /// within `idx`) are the slots whose vertex the staged batch changed.
     fn update<G: GraphView + ?Sized>(
@@ -640,15 +693,8 @@ impl ResidentLayout {
         }
         // Patched lists: merge jobs, then appended parts and marks.
         for &(i, changed) in &patched {
-            let s = self.slots[i].clone();
-            if let Some(d) = &s.staged {
-                let first = p.dels.len() as u32;
-                p.dels.extend_from_slice(d);
-                p.jobs
-                    .push([s.start, s.base, s.len, first, d.len() as u32, p.scratch_words as u32]);
-                let merged = s.len as usize - d.len();
-                p.back.push([p.scratch_words as u32, s.start, merged as u32]);
-                p.scratch_words += merged;
+            if let Some(d) = &self.slots[i].staged {
+                push_merge(&mut p, &self.slots[i], d);
             }
             if changed.is_some() {
                 let nb = nb_of(i);
@@ -658,13 +704,7 @@ impl ResidentLayout {
                 }
             }
         }
-        // Labels of merged lists follow the ids in the scratch area.
-        if self.edge_labelled {
-            let sw = p.scratch_words as u32;
-            let area = self.area as u32;
-            let extra: Vec<[u32; 3]> = p.back.iter().map(|b| [sw + b[0], area + b[1], b[2]]).collect();
-            p.back.extend(extra);
-        }
+        self.merged_labels(&mut p);
         p.label_off = off;
         p.data_words = if self.edge_labelled { 2 * off } else { off };
         let area = self.area as u32;
@@ -751,6 +791,19 @@ impl ResidentLayout {
     }
 }
 
+/// Adds the merge job of slot `s`, a staged device copy whose marked
+/// entries are at `dels` (sorted), to `p`: the committed list goes to the
+/// next free words of the scratch area and is copied back over the slot.
+fn push_merge(p: &mut Patch, s: &SlotInfo, dels: &[u32]) {
+    let first = p.dels.len() as u32;
+    p.dels.extend_from_slice(dels);
+    p.jobs
+        .push([s.start, s.base, s.len, first, dels.len() as u32, p.scratch_words as u32]);
+    let merged = s.len as usize - dels.len();
+    p.back.push([p.scratch_words as u32, s.start, merged as u32]);
+    p.scratch_words += merged;
+}
+
 const MARK: u32 = csm_graph::view::MARK;
 
 /// A host copy of the device state, applying patches as the device does
@@ -782,7 +835,7 @@ impl HostResident {
         let mut buf = vec![0u32; patch.packed_words()];
         patch.pack(g, &mut buf);
         let [jobs, dels, back, segs, marks, rows, slots] = patch.offsets();
-        // (1) merge_lists
+        // (1) merge_commit's merges
         let sw = patch.scratch_words;
         let mut scratch = vec![0u32; sw * if self.edge_labelled { 2 } else { 1 }];
         for j in buf[jobs..dels].chunks(6) {
@@ -1048,6 +1101,24 @@ impl ResidentCache {
     ) -> GpuResult<ResidentLoad> {
         let t0 = Instant::now();
         let patch = self.layout.refresh_with(g, changed, deleted);
+        let t_book = t0.elapsed().as_secs_f64();
+        let mut load = self.apply(gpu, g, &patch)?;
+        load.bookkeeping_seconds = t_book;
+        load.seconds = t0.elapsed().as_secs_f64();
+        Ok(load)
+    }
+
+    /// The device-side commit of the last staged batch (match v9; see
+    /// [`ResidentLayout::commit_patch`]), queued with no synchronisation.
+    /// Call it after `g.commit()`: the cached lists then equal the
+    /// committed graph's, and the next [`Self::refresh`] only patches the
+    /// lists its batch changes. Like the host graph's mirror update after a
+    /// commit (Sec. V-A step 4), it belongs to the update, not to the next
+    /// batch's matching; [`Self::device_seconds`] gives its device time
+    /// until the next refresh or commit.
+    pub fn commit<G: GraphView + ?Sized>(&mut self, gpu: &Gpu, g: &G) -> GpuResult<ResidentLoad> {
+        let t0 = Instant::now();
+        let patch = self.layout.commit_patch();
         let t_book = t0.elapsed().as_secs_f64();
         let mut load = self.apply(gpu, g, &patch)?;
         load.bookkeeping_seconds = t_book;
@@ -1333,6 +1404,17 @@ mod tests {
                 check(&g, &layout, &dev, &format!("batch {i}, staged again"));
             }
             g.commit();
+            if i % 4 != 1 && !whole_only {
+                // Match v9: the device-side commit right after the host's
+                // (other batches leave the merge to the next refresh; with
+                // whole copies there is nothing to merge).
+                let p = layout.commit_patch();
+                assert!(p.lists.is_empty() && p.data_words == 0 && p.marks.is_empty());
+                add(&p);
+                dev.apply(&g, &p);
+                check(&g, &layout, &dev, &format!("batch {i}, committed"));
+                assert!(layout.commit_patch().is_empty(), "a second commit has nothing to do");
+            }
         }
         // A batch with no updates still catches up with the last commit.
         let p = layout.refresh(&g, &[]);
@@ -1426,5 +1508,21 @@ mod tests {
         let p = layout.refresh(&g, &[]);
         assert!(p.patched > 0 && p.whole == 0 && p.data_words == 0, "{p:?}");
         assert!(layout.refresh(&g, &[]).is_empty());
+        // Match v9: with the merge queued at the commit, the next batch's
+        // refresh patches only the lists that batch changes.
+        g.stage(&batches[1], "t", Strictness::Strict).unwrap();
+        let changed = crate::engine::changed_vertices(&g);
+        let p = layout.refresh(&g, &changed);
+        assert!(p.whole + p.patched > 0);
+        g.commit();
+        let c = layout.commit_patch();
+        assert!(c.patched > 0 && c.jobs.len() == c.patched && c.data_words == 0, "{c:?}");
+        assert!(layout.refresh(&g, &[]).is_empty());
+        g.stage(&batches[2], "t", Strictness::Strict).unwrap();
+        let changed = crate::engine::changed_vertices(&g);
+        let p = layout.refresh(&g, &changed);
+        assert!(p.jobs.is_empty(), "merges were done at the commit: {p:?}");
+        let want = changed.iter().filter(|&&v| layout.contains(v)).count();
+        assert_eq!(p.whole + p.patched + p.evicted, want);
     }
 }

@@ -223,19 +223,30 @@ fn resident_cache_matches_cpu_over_many_batches() {
         let (g0, batches) = stream(g, size, 8, 83);
         let want = cpu_results(&g0, &q, &batches);
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
-        // Match v8's refresh (raw addresses; bookkeeping on rayon's pool
-        // from 128 slots), forced onto the pool for every refresh, and
-        // match v7's (cudarc's event tracking, one thread).
-        let refresh = [(csm_gpu::resident::SERIAL_BELOW, false), (0, false), (usize::MAX, true)];
-        for (budget, (serial_below, tracked)) in [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
-            .into_iter()
-            .flat_map(|b| refresh.map(|r| (b, r)))
+        // The default refresh (raw addresses, bookkeeping on the calling
+        // thread, the device-side commit queued after each commit: match
+        // v9), with the bookkeeping forced onto rayon's pool, and match
+        // v7's launches (cudarc's event tracking) with the merge left to
+        // the next refresh (v7 and v8).
+        let refresh = [
+            (csm_gpu::resident::SERIAL_BELOW, false, true),
+            (0, false, true),
+            (usize::MAX, true, false),
+        ];
+        for (budget, (serial_below, tracked, at_commit)) in
+            [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
+                .into_iter()
+                .flat_map(|b| refresh.map(|r| (b, r)))
         {
             let Some(e) = engine_or_skip(Variant::GcsmPersist, budget) else {
                 return;
             };
-            let mut e = e.with_resident_refresh(serial_below, tracked);
-            let what = format!("persist {budget:?}, serial below {serial_below}, tracked {tracked}");
+            let mut e = e
+                .with_resident_refresh(serial_below, tracked)
+                .with_resident_commit(at_commit);
+            let what = format!(
+                "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}"
+            );
             let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
             let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();

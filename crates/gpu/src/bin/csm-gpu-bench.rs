@@ -55,7 +55,20 @@
 //! default: not quicker). With several resident caches, their refresh
 //! order rotates per batch (the first one after staging is the slowest).
 //! The refresh runs right after staging (match v8); `--refresh-late` runs
-//! it after the host graph's mirror sync, as match v7 did.
+//! it after the host graph's mirror sync, as match v7 did. Match v9 moves
+//! the merge of the previous batch's staged copies out of the refresh: it
+//! is queued right after each commit ([`ResidentCache::commit`]), beside
+//! the host graph's mirror sync, logged with its host and device time and,
+//! like that sync, charged to no row; the refresh then patches only the
+//! batch's own changed lists. `gcsm-persist-v8` (its own resident cache)
+//! keeps v8's refresh, merge included. Any other `gcsm-persist-*` name
+//! (e.g. `gcsm-persist-noexp`) runs on the `gcsm-persist` cache, sharing
+//! its refresh, with that settings suffix applied.
+//!
+//! Match v9 also picks each small batch's host expansion per engine and
+//! query ([`SplitPolicy`]: no expansion when the query's earlier kernel
+//! times predict under 1 ms); `-split` (e.g. `zp-split`,
+//! `gcsm-persist-split`) keeps the task options as they are (match v8).
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
@@ -86,7 +99,7 @@ use std::time::Instant;
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
 use csm_gpu::cache::{CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SamplerSelector, WalkSelector};
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
-use csm_gpu::plan::TaskOptions;
+use csm_gpu::plan::{SplitPolicy, TaskOptions};
 use csm_gpu::resident::ResidentCache;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
@@ -856,6 +869,7 @@ fn run(a: Args) -> Result<(), String> {
             "gcsm-persist",
             "gcsm-persist-whole",
             "gcsm-persist-v7",
+            "gcsm-persist-v8",
             "gcsm-persist-par",
         ] {
             if !want(name) {
@@ -992,6 +1006,8 @@ fn run(a: Args) -> Result<(), String> {
         .map(|_| SamplerSelector::sampled(Some(a.walk_cap)))
         .collect();
 
+    // Match v9: each (engine, query)'s small-batch expansion policy.
+    let mut splits: std::collections::HashMap<(String, usize), SplitPolicy> = std::collections::HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     // (query, engine) pairs that hit the time limit: larger batches skip them.
     let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
@@ -1153,131 +1169,61 @@ fn run(a: Args) -> Result<(), String> {
                         if heavy.contains(&(qname.clone(), e.clone())) {
                             continue;
                         }
-                        if let Some(ri) = s.resident.iter().position(|(n, _)| n == e) {
-                            let c = &s.resident[ri].1;
+                        let GpuSide {
+                            matcher,
+                            cache,
+                            pinned,
+                            managed,
+                            resident,
+                            ..
+                        } = s;
+                        let res = if let Some(ri) = resident_of(resident, e) {
+                            let c = &resident[ri].1;
                             let load = persist[ri];
                             // The refresh is queued without a synchronisation
                             // (the kernel follows it on the stream): every
                             // row is charged its host time and its device
                             // time (events; the enqueue counted once), as if
                             // it ran alone.
-                            let res = run_cached(&mut s.matcher, Some(c), &graph, &s.pinned, qp).and_then(|mut r| {
-                                let secs = load.charged_seconds(c.device_seconds()?);
-                                r.dc_seconds = secs;
-                                r.seconds += secs;
-                                r.cache_bytes = load.bytes;
-                                r.cache_vertices = c.layout().live();
-                                Ok(r)
-                            });
-                            let row = match res {
-                                Ok(r) => {
-                                    let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
-                                    if !ok {
-                                        println!(
-                                            "MISMATCH {e} size {size} batch {b} {qname}: gpu (+{} / -{}) cpu {:?}",
-                                            r.positive, r.negative, reference
-                                        );
+                            let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
+                            with_settings(matcher, e, &a, |m| run_cached(m, Some(c), &graph, pinned, qp, pol)).and_then(
+                                |mut r| {
+                                    let secs = load.charged_seconds(c.device_seconds()?);
+                                    r.dc_seconds = secs;
+                                    r.seconds += secs;
+                                    r.cache_bytes = load.bytes;
+                                    r.cache_vertices = c.layout().live();
+                                    Ok(r)
+                                },
+                            )
+                        } else {
+                            let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str()
+                            {
+                                z if z == "zp" || z.starts_with("zp-") => (pinned, None, budget),
+                                "um" => match managed.as_ref() {
+                                    Some(m) => (m, None, budget),
+                                    None => continue,
+                                },
+                                "naive" => (pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
+                                "gcsm-sampler" => (pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget),
+                                g if walks.contains_key(g) => (
+                                    pinned,
+                                    Some(&mut walks.get_mut(g).expect("present")[qi] as &mut dyn CacheSelector),
+                                    budget,
+                                ),
+                                "vsgm" => {
+                                    if size > a.vsgm_max_batch {
+                                        continue;
                                     }
-                                    let _ = write!(line, " | {e} {} ms", fmt_ms(r.seconds));
-                                    let mut row = row_of(size, b, qname, e, &r, ok);
-                                    row.verified = reference.is_some();
-                                    row
+                                    (pinned, Some(&mut khop as &mut dyn CacheSelector), vsgm_budget)
                                 }
-                                Err(err) => {
-                                    let _ = write!(line, " | {e} ERR");
-                                    println!("{e} size {size} batch {b} {qname}: {err}");
-                                    if matches!(err, csm_gpu::GpuError::TimedOut(_)) {
-                                        heavy.insert((qname.clone(), e.clone()));
-                                    }
-                                    Row::failed(size, b, qname, e, err.to_string())
-                                }
+                                other => return Err(format!("unknown engine {other}")),
                             };
-                            rows.push(row);
-                            continue;
-                        }
-                        let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str() {
-                            z if z == "zp" || z.starts_with("zp-") => (&s.pinned, None, budget),
-                            "um" => match s.managed.as_ref() {
-                                Some(m) => (m, None, budget),
-                                None => continue,
-                            },
-                            "naive" => (&s.pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
-                            "gcsm-sampler" => (&s.pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget),
-                            g if walks.contains_key(g) => (
-                                &s.pinned,
-                                Some(&mut walks.get_mut(g).expect("present")[qi] as &mut dyn CacheSelector),
-                                budget,
-                            ),
-                            "vsgm" => {
-                                if size > a.vsgm_max_batch {
-                                    continue;
-                                }
-                                (&s.pinned, Some(&mut khop as &mut dyn CacheSelector), vsgm_budget)
-                            }
-                            other => return Err(format!("unknown engine {other}")),
+                            let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
+                            with_settings(matcher, e, &a, |m| {
+                                run_staged(m, cache, sel, &graph, host, qp, bud, pol)
+                            })
                         };
-                        // Settings variants: "-v2" = match v2 (no windows, no
-                        // task balance), "-v4" / "-v5" = match v4's / v5's
-                        // task split options, "-noexp" = no host expansion
-                        // for small batches either, "-nobal" = no task
-                        // balance.
-                        let m = &mut s.matcher;
-                        let v2 = e.ends_with("-v2");
-                        let nobal = v2 || e.contains("-nobal");
-                        let tasks = m.config().tasks;
-                        if v2 {
-                            m.set_windows(0, 0);
-                        }
-                        if nobal {
-                            // v2 expanded every batch's heavy seeds (v5's
-                            // first pass).
-                            let base = if v2 { TaskOptions::v5() } else { tasks };
-                            m.set_tasks(TaskOptions {
-                                target_tasks: 0,
-                                ..base
-                            });
-                        } else if e.ends_with("-v4") {
-                            m.set_tasks(TaskOptions::v4());
-                        } else if e.ends_with("-v5") {
-                            m.set_tasks(TaskOptions::v5());
-                        } else if e.contains("-noexp") {
-                            m.set_tasks(TaskOptions {
-                                expand_few: false,
-                                ..tasks
-                            });
-                        } else if let Some(n) = suffix_num(e, "-slice") {
-                            m.set_tasks(TaskOptions {
-                                slice_min: n as u32,
-                                ..tasks
-                            });
-                        } else if e.contains("-deep16") {
-                            m.set_tasks(TaskOptions {
-                                deep_factor: 16,
-                                ..tasks
-                            });
-                        }
-                        // "-v2", "-v4" and "-nodefer": no heavy-node deferral;
-                        // "-deferN": deferral from iterated lists of N.
-                        if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
-                            m.set_defer_min(0);
-                        } else if let Some(n) = suffix_num(e, "-defer") {
-                            m.set_defer_min(n as u32);
-                        } else if e.ends_with("-v5") {
-                            // match v5's deferral: lists of 2,048, slices of 512.
-                            m.set_defer_min(2048);
-                        }
-                        // "-dsN": deferred slices of N elements.
-                        let defer_slice = m.config().defer_slice;
-                        if let Some(n) = suffix_num(e, "-ds") {
-                            m.set_defer_slice(n as u32);
-                        } else if e.ends_with("-v5") {
-                            m.set_defer_slice(512);
-                        }
-                        let res = run_staged(m, &mut s.cache, sel, &graph, host, qp, bud);
-                        m.set_windows(a.window_min, a.window_max);
-                        m.set_tasks(tasks);
-                        m.set_defer_min(a.defer_min);
-                        m.set_defer_slice(defer_slice);
                         let row = match res {
                             Ok(r) => {
                                 let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
@@ -1316,9 +1262,39 @@ fn run(a: Args) -> Result<(), String> {
             let tc = Instant::now();
             graph.commit();
             if let Some(s) = gpu_side.as_mut() {
+                // The resident caches' device-side commit (match v9; not
+                // `-v7` / `-v8`, which merge in the next refresh): queued
+                // now, beside the host mirror's sync, and like that sync
+                // part of the update, not charged to the next batch's rows.
+                let mut commits = Vec::new();
+                for (name, c) in s.resident.iter_mut() {
+                    if name.ends_with("-v7") || name.ends_with("-v8") {
+                        continue;
+                    }
+                    let l = c.commit(&s.gpu, &graph).map_err(|e| e.to_string())?;
+                    commits.push((name.clone(), l));
+                }
                 s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
                 if let Some(m) = s.managed.as_mut() {
                     m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                }
+                for (name, l) in commits {
+                    let c = &s.resident.iter().find(|(n, _)| *n == name).expect("present").1;
+                    let dev = c.device_seconds().map_err(|e| e.to_string())?;
+                    log(
+                        t0,
+                        format!(
+                            "{name} commit: {} lists merged on the device, {}, {:.2} ms host (bookkeeping {:.2}, \
+                             pack {:.2}, enqueue {:.2} ms), device {:.3} ms (not charged to the rows)",
+                            l.patched,
+                            fmt_bytes(l.bytes as f64),
+                            l.seconds * 1e3,
+                            l.bookkeeping_seconds * 1e3,
+                            l.pack_seconds * 1e3,
+                            l.enqueue_seconds * 1e3,
+                            dev * 1e3
+                        ),
+                    );
                 }
             }
             log(
@@ -1349,6 +1325,98 @@ fn run(a: Args) -> Result<(), String> {
         return Err(format!("{bad} GPU rows disagree with the CPU engine"));
     }
     Ok(())
+}
+
+/// The resident cache engine `e` runs on: its own (`gcsm-persist`,
+/// `-whole`, `-v7`, `-v8`, `-par`), else, for another `gcsm-persist-*`
+/// name (a settings variant such as `gcsm-persist-noexp`), the default
+/// `gcsm-persist` cache, whose refresh it shares.
+fn resident_of(resident: &[(String, ResidentCache)], e: &str) -> Option<usize> {
+    resident.iter().position(|(n, _)| n == e).or_else(|| {
+        e.starts_with("gcsm-persist-")
+            .then(|| resident.iter().position(|(n, _)| n == "gcsm-persist"))
+            .flatten()
+    })
+}
+
+/// Whether engine `e` picks each small batch's host expansion from its
+/// query's earlier kernel times ([`SplitPolicy`], match v9): every engine
+/// but the settings variants that fix the split (`-v2`, `-v4`, `-v5`,
+/// `-noexp`, `-nobal`, `-sliceN`, `-deep16`) and `-split` (match v8's
+/// split: the task options as they are).
+fn uses_split_policy(e: &str) -> bool {
+    !(e.contains("-split")
+        || e.ends_with("-v2")
+        || e.ends_with("-v4")
+        || e.ends_with("-v5")
+        || e.contains("-noexp")
+        || e.contains("-nobal")
+        || e.contains("-slice")
+        || e.contains("-deep16"))
+}
+
+/// Runs `f` with engine `e`'s settings variant applied to the matcher (see
+/// the module docs: `-v2`, `-v4`, `-v5`, `-noexp`, `-nobal`, `-sliceN`,
+/// `-deep16`, `-nodefer`, `-deferN`, `-dsN`), then restores the run's
+/// settings. Both the per-batch-cache engines and the resident ones
+/// (`gcsm-persist-noexp`, ...) go through here.
+fn with_settings<R>(m: &mut DeviceMatcher, e: &str, a: &Args, f: impl FnOnce(&mut DeviceMatcher) -> R) -> R {
+    let v2 = e.ends_with("-v2");
+    let nobal = v2 || e.contains("-nobal");
+    let tasks = m.config().tasks;
+    if v2 {
+        m.set_windows(0, 0);
+    }
+    if nobal {
+        // v2 expanded every batch's heavy seeds (v5's first pass).
+        let base = if v2 { TaskOptions::v5() } else { tasks };
+        m.set_tasks(TaskOptions {
+            target_tasks: 0,
+            ..base
+        });
+    } else if e.ends_with("-v4") {
+        m.set_tasks(TaskOptions::v4());
+    } else if e.ends_with("-v5") {
+        m.set_tasks(TaskOptions::v5());
+    } else if e.contains("-noexp") {
+        m.set_tasks(TaskOptions {
+            expand_few: false,
+            ..tasks
+        });
+    } else if let Some(n) = suffix_num(e, "-slice") {
+        m.set_tasks(TaskOptions {
+            slice_min: n as u32,
+            ..tasks
+        });
+    } else if e.contains("-deep16") {
+        m.set_tasks(TaskOptions {
+            deep_factor: 16,
+            ..tasks
+        });
+    }
+    // "-v2", "-v4" and "-nodefer": no heavy-node deferral; "-deferN":
+    // deferral from iterated lists of N.
+    if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
+        m.set_defer_min(0);
+    } else if let Some(n) = suffix_num(e, "-defer") {
+        m.set_defer_min(n as u32);
+    } else if e.ends_with("-v5") {
+        // match v5's deferral: lists of 2,048, slices of 512.
+        m.set_defer_min(2048);
+    }
+    // "-dsN": deferred slices of N elements.
+    let defer_slice = m.config().defer_slice;
+    if let Some(n) = suffix_num(e, "-ds") {
+        m.set_defer_slice(n as u32);
+    } else if e.ends_with("-v5") {
+        m.set_defer_slice(512);
+    }
+    let r = f(m);
+    m.set_windows(a.window_min, a.window_max);
+    m.set_tasks(tasks);
+    m.set_defer_min(a.defer_min);
+    m.set_defer_slice(defer_slice);
+    r
 }
 
 fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> Row {
