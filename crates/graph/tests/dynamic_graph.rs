@@ -292,6 +292,8 @@ proptest! {
         let mut old = BTreeMap::new();
         random_batch(&mut rng, &mut old, n, 6000, labelled);
         let mut g = DynamicGraph::from_data(&data(n, &old, labelled)).unwrap();
+        // a small graph: take the parallel paths anyway
+        g.set_parallel_min_arena(0);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let len = DynamicGraph::PARALLEL_MIN_UPDATES + 1000;
         for _ in 0..3 {

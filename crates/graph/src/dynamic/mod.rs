@@ -89,6 +89,8 @@ pub struct DynamicGraph {
     /// Arena slots abandoned by relocated lists.
     waste: usize,
     pending: Option<Pending>,
+    /// See [`DynamicGraph::set_parallel_min_arena`] (None: the default).
+    parallel_min_arena: Option<usize>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -142,6 +144,7 @@ impl DynamicGraph {
             max_degree: c.max_degree(),
             waste: 0,
             pending: None,
+            parallel_min_arena: None,
         };
         for v in 0..n {
             let list = c.neighbors(v as VertexId);
@@ -161,9 +164,13 @@ impl DynamicGraph {
     /// Batches of at least this many updates are validated, staged and
     /// committed on the current rayon pool when [`DynamicGraph::stage`] and
     /// [`DynamicGraph::commit`] are called from inside a pool of 2 or more
-    /// threads (e.g. in `pool.install`); otherwise, and for smaller batches,
-    /// on the calling thread. Either way the result is the same.
+    /// threads (e.g. in `pool.install`) and the arena holds at least
+    /// [`DynamicGraph::PARALLEL_MIN_ARENA`] entries; otherwise on the calling
+    /// thread. Either way the result is the same.
     pub const PARALLEL_MIN_UPDATES: usize = parallel::MIN_UPDATES;
+
+    /// See [`DynamicGraph::PARALLEL_MIN_UPDATES`].
+    pub const PARALLEL_MIN_ARENA: usize = parallel::MIN_ARENA;
 
     /// The arena is rewritten when abandoned slots exceed this part of it.
     /// 1/5 (was 1/4) with d/8 + 1 free slots (was d/8 + 2): over a stream
@@ -345,7 +352,7 @@ impl DynamicGraph {
             Update::AddEdge(e) | Update::RemoveEdge(e) if e.u != e.v => Some(self.edge_label(e.u, e.v)),
             _ => None,
         };
-        if parallel::wanted(updates.len()) {
+        if self.parallel(updates.len()) {
             updates.par_iter().map(label).collect()
         } else if updates.len() >= parallel::MIN_UPDATES {
             updates.iter().map(label).collect()
@@ -366,7 +373,7 @@ impl DynamicGraph {
             (a, s + i)
         };
         let both = |e: &Edge| [find(e.u, e.v), find(e.v, e.u)];
-        if parallel::wanted(changes) {
+        if self.parallel(changes) {
             deleted.par_iter().flat_map_iter(both).collect()
         } else {
             deleted.iter().flat_map(both).collect()
@@ -521,7 +528,7 @@ impl DynamicGraph {
             let (s, len) = (g.off[v as usize] as usize, g.len[v as usize] as usize);
             (s + old[&v].len as usize, s + len)
         };
-        if parallel::wanted(changes) {
+        if self.parallel(changes) {
             let mut spans: Vec<(usize, usize)> = grown.iter().map(|&v| part(self, v)).collect();
             spans.sort_unstable();
             let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
@@ -575,23 +582,41 @@ impl DynamicGraph {
     /// `old`), on the rayon pool for batches of many `changes`; returns each
     /// list's new length.
     fn reorganise_lists(&mut self, touched: &[VertexId], old: &OldParts, changes: usize) -> Vec<(VertexId, usize)> {
-        let (vs, spans) = self.list_spans(touched);
-        let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
-        let lens = if parallel::wanted(changes) {
-            parallel::for_each_window(&mut self.ids, labels, &spans, |i, ids, labels| {
+        if self.parallel(changes) {
+            let (vs, spans) = self.list_spans(touched);
+            let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
+            let lens = parallel::for_each_window(&mut self.ids, labels, &spans, |i, ids, labels| {
                 reorganise(ids, labels, old[&vs[i]], &mut Vec::new())
+            });
+            return vs.into_iter().zip(lens).collect();
+        }
+        let mut scratch: Vec<(VertexId, Label)> = Vec::new();
+        old.iter()
+            .map(|(&v, &part)| {
+                let (s, len) = (self.off[v as usize] as usize, self.len[v as usize] as usize);
+                let labels: &mut [Label] = if self.edge_labelled {
+                    &mut self.elabels[s..s + len]
+                } else {
+                    &mut []
+                };
+                (v, reorganise(&mut self.ids[s..s + len], labels, part, &mut scratch))
             })
-        } else {
-            let mut scratch: Vec<(VertexId, Label)> = Vec::new();
-            let ws = parallel::windows_mut(&mut self.ids, &spans);
-            let ls = parallel::windows_mut(labels, if labels.is_empty() { &[] } else { &spans });
-            let mut ls = ls.into_iter();
-            ws.into_iter()
-                .enumerate()
-                .map(|(i, ids)| reorganise(ids, ls.next().unwrap_or_default(), old[&vs[i]], &mut scratch))
-                .collect()
-        };
-        vs.into_iter().zip(lens).collect()
+            .collect()
+    }
+
+    /// Whether graph work over a batch of `n` changes goes to the rayon pool
+    /// ([`parallel::wanted`]): only when the arena is too large for the
+    /// cache, where threads overlap the lookups' misses. On email-Enron
+    /// (2.5 MB) staging on 16 threads was slower than on one.
+    fn parallel(&self, n: usize) -> bool {
+        self.ids.len() >= self.parallel_min_arena.unwrap_or(Self::PARALLEL_MIN_ARENA) && parallel::wanted(n)
+    }
+
+    /// Sets the arena size (entries) from which large batches go to the
+    /// rayon pool (default [`DynamicGraph::PARALLEL_MIN_ARENA`]; 0: always),
+    /// for tests and experiments.
+    pub fn set_parallel_min_arena(&mut self, entries: usize) {
+        self.parallel_min_arena = Some(entries);
     }
 
     /// Drops a staged batch, restoring G_k exactly (appended entries removed,

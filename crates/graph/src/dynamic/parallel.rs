@@ -5,13 +5,18 @@
 //! They pay on graphs whose lists miss the cache: on a 2 M-edge R-MAT most
 //! of a batch's graph work is edge lookups at several cache misses each
 //! (binary searches in random lists), which threads overlap. On email-Enron
-//! (a 2 MB arena) batches of 4,096 staged no quicker on 16 threads, so
-//! smaller batches, and callers outside a pool, stay sequential.
+//! (a 2.5 MB arena) batches of 4,096 staged slower on 16 threads than on
+//! one, so small arenas, small batches and callers outside a pool stay
+//! sequential.
 
 use rayon::prelude::*;
 
-/// Batches of at least this many updates stage and commit in parallel.
+/// Batches of at least this many updates stage and commit in parallel...
 pub(super) const MIN_UPDATES: usize = 2048;
+
+/// ... in an arena of at least this many entries (4 MB), which misses the
+/// cache.
+pub(super) const MIN_ARENA: usize = 1 << 20;
 
 /// Whether work over `n` updates should go to the rayon pool: only from
 /// inside a pool (e.g. a matcher's `pool.install`) of 2 or more threads,
