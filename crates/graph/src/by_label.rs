@@ -122,22 +122,7 @@ fn split_by_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mu
 }
 
 impl GraphView for CsrByLabel<'_> {
-    fn num_vertices(&self) -> usize {
-        self.csr.num_vertices()
-    }
-    fn labels(&self) -> &[Label] {
-        self.csr.labels()
-    }
-    #[inline]
-    fn nbrs(&self, v: VertexId, ver: Version) -> Nbrs<'_> {
-        self.csr.nbrs(v, ver)
-    }
-    fn edge_labelled(&self) -> bool {
-        self.csr.edge_labelled()
-    }
-    fn max_degree(&self) -> usize {
-        self.csr.max_degree()
-    }
+    forward_whole_lists!(csr);
     fn has_label_groups(&self) -> bool {
         true
     }

@@ -278,22 +278,7 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
 }
 
 impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
-    fn num_vertices(&self) -> usize {
-        self.g.num_vertices()
-    }
-    fn labels(&self) -> &[Label] {
-        self.g.labels()
-    }
-    #[inline]
-    fn nbrs(&self, v: VertexId, ver: Version) -> Nbrs<'_> {
-        self.g.nbrs(v, ver)
-    }
-    fn edge_labelled(&self) -> bool {
-        self.g.edge_labelled()
-    }
-    fn max_degree(&self) -> usize {
-        self.g.max_degree()
-    }
+    forward_whole_lists!(g);
     fn has_label_groups(&self) -> bool {
         !self.hubs.is_empty()
     }

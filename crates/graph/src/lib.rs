@@ -13,6 +13,30 @@
 //! * [`format`]: readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
+/// Inside an `impl GraphView`: the methods a view that adds label groups to
+/// another view (the field `$inner`) forwards unchanged (vertices, labels,
+/// whole lists, edge labels, maximum degree).
+macro_rules! forward_whole_lists {
+    ($inner:ident) => {
+        fn num_vertices(&self) -> usize {
+            self.$inner.num_vertices()
+        }
+        fn labels(&self) -> &[$crate::types::Label] {
+            self.$inner.labels()
+        }
+        #[inline]
+        fn nbrs(&self, v: $crate::types::VertexId, ver: $crate::view::Version) -> $crate::view::Nbrs<'_> {
+            self.$inner.nbrs(v, ver)
+        }
+        fn edge_labelled(&self) -> bool {
+            self.$inner.edge_labelled()
+        }
+        fn max_degree(&self) -> usize {
+            self.$inner.max_degree()
+        }
+    };
+}
+
 pub mod by_label;
 pub mod common_view;
 pub mod csr;
