@@ -32,7 +32,7 @@ use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, SplitPolicy};
-use crate::resident::{ResidentCache, ResidentLoad};
+use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -309,6 +309,8 @@ struct Inner {
     resident_fill: Option<(f64, usize)>,
     /// The query's host-expansion policy for small batches (match v9).
     split: SplitPolicy,
+    /// Whether a batch matches over the resident cache (match v9).
+    resident_use: ResidentUse,
     state: Option<State>,
 }
 
@@ -368,6 +370,7 @@ impl GpuEngine {
                 resident: None,
                 resident_fill: None,
                 split: SplitPolicy::default(),
+                resident_use: ResidentUse::new(ResidentUse::FRAC),
                 state: None,
             }),
         })
@@ -405,6 +408,15 @@ impl GpuEngine {
         self
     }
 
+    /// When a batch of the resident cache (`GcsmPersist`) matches over it
+    /// ([`ResidentUse::frac`], match v9): only when its predicted refresh is
+    /// at most `frac` of its predicted kernel time (0: always; negative:
+    /// every other batch, for tests). Takes effect at the next `init`.
+    pub fn with_resident_use(self, frac: f64) -> Self {
+        self.lock().resident_use = ResidentUse::new(frac);
+        self
+    }
+
     /// Turns the single-edge symmetry shortcut off.
     pub fn without_symmetry(mut self) -> Self {
         self.symmetry = false;
@@ -438,6 +450,7 @@ impl GpuEngine {
         inner.resident = None;
         inner.resident_fill = None;
         inner.split = SplitPolicy::new(inner.split.light_below);
+        inner.resident_use = ResidentUse::new(inner.resident_use.frac);
         if self.variant == Variant::GcsmPersist {
             // Filled once, with the graph (like the host graph's own copy):
             // its time is reported as `resident_fill_seconds` of the first
@@ -487,6 +500,7 @@ impl ContinuousMatcher for GpuEngine {
             resident,
             resident_fill,
             split,
+            resident_use,
             state,
         } = inner;
         let st = state
@@ -501,7 +515,12 @@ impl ContinuousMatcher for GpuEngine {
         // after the host mirror's sync). Queued on the stream, before the
         // kernel.
         let t = Instant::now();
-        let refreshed = (variant == Variant::GcsmPersist).then(|| match resident.as_mut() {
+        // Match v9: a batch predicted light runs on ZP's path and its
+        // refresh waits until after the kernel (ResidentUse).
+        let persist = variant == Variant::GcsmPersist;
+        let updates = batch.updates.len();
+        let use_resident = persist && resident_use.use_cache(updates);
+        let refreshed = use_resident.then(|| match resident.as_mut() {
             Some(c) => {
                 let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
                 c.refresh(matcher.gpu(), &st.graph, &changed, deleted)
@@ -529,7 +548,9 @@ impl ContinuousMatcher for GpuEngine {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
-        let result = if let Some(refreshed) = refreshed {
+        let result = if persist && !use_resident {
+            run_cached(matcher, None, &st.graph, &st.host, &st.plans, Some(&mut *split))
+        } else if let Some(refreshed) = refreshed {
             match refreshed {
                 Ok(load) => {
                     let kc = resident.as_ref().map(|c| c as &dyn KernelCache);
@@ -571,6 +592,31 @@ impl ContinuousMatcher for GpuEngine {
                 return Err(gpu_err(e));
             }
         };
+        // The refresh of a batch that ran on ZP's path, after its kernel
+        // (its cost goes to the update, like the commit's merge). A failed
+        // one drops the resident cache: the counts are already exact.
+        let t_late = Instant::now();
+        let mut late_refresh = None;
+        if persist && !use_resident {
+            if let Some(c) = resident.as_mut() {
+                let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
+                match c
+                    .refresh(matcher.gpu(), &st.graph, &changed, deleted)
+                    .and_then(|l| Ok(l.charged_seconds(c.device_seconds()?)))
+                {
+                    Ok(secs) => late_refresh = Some(secs),
+                    Err(_) => *resident = None,
+                }
+            }
+        }
+        let late_s = t_late.elapsed().as_secs_f64();
+        if persist {
+            let (refresh_s, kernel_s) = match late_refresh {
+                Some(secs) => (secs, None),
+                None => (run.dc_seconds, Some(run.kernel_seconds)),
+            };
+            resident_use.observe(updates, refresh_s, if use_resident { kernel_s } else { None });
+        }
         let t2 = Instant::now();
         st.graph.commit();
         // The resident lists' device-side commit (match v9): queued now,
@@ -612,6 +658,12 @@ impl ContinuousMatcher for GpuEngine {
         if let Some(l) = commit_load {
             extra.insert("resident_commit_seconds".into(), json!(l.seconds));
         }
+        if persist {
+            extra.insert("resident_used".into(), json!(use_resident));
+        }
+        if let Some(secs) = late_refresh {
+            extra.insert("resident_late_refresh_seconds".into(), json!(secs));
+        }
         if let Some((secs, bytes)) = resident_fill.take() {
             extra.insert("resident_fill_seconds".into(), json!(secs));
             extra.insert("resident_fill_bytes".into(), json!(bytes));
@@ -620,7 +672,7 @@ impl ContinuousMatcher for GpuEngine {
             positive: run.positive,
             negative: run.negative,
             seconds: run.seconds,
-            update_seconds: staged + t2.elapsed().as_secs_f64(),
+            update_seconds: staged + late_s + t2.elapsed().as_secs_f64(),
             skipped,
             extra,
         })

@@ -917,6 +917,102 @@ impl HostResident {
     }
 }
 
+/// One size class of [`ResidentUse`]: (class, last refresh seconds, kernel
+/// seconds per update as (moving average, last)).
+type UseClass = (u32, f64, Option<(f64, f64)>);
+
+/// Match v9: whether a batch matches over the resident cache. The cache
+/// pays where the kernel reads hub lists; on a light batch (0.05-0.5 ms of
+/// kernel) the refresh before the kernel (0.1-0.2 ms at 64 updates, about
+/// 1 ms at 8,192) costs more than the cache saves. Like GCSM's selector,
+/// which keeps its estimate and copy within a fraction of the predicted
+/// kernel time (Sec. IV; `WalkSelector`), a batch uses the cache only when
+/// the predicted refresh is at most [`ResidentUse::frac`] of the predicted
+/// kernel time. Otherwise it runs on ZP's path and the refresh is queued
+/// after the kernel (it must still run: the device copy follows the graph),
+/// off the matching's critical path, like the commit's merge.
+///
+/// Predictions, per size class of batch (the power of two of its update
+/// count): kernel seconds per update (the lower of a moving average and
+/// the last batch, from batches of the class that used the cache), and the
+/// last refresh charge. With either unknown the cache is used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResidentUse {
+    /// The refresh may cost up to this fraction of the predicted kernel
+    /// time (0: always use the cache; negative: use it on every other
+    /// batch, for tests).
+    pub frac: f64,
+    classes: Vec<UseClass>,
+    batches: u64,
+}
+
+impl ResidentUse {
+    /// Default of [`ResidentUse::frac`].
+    pub const FRAC: f64 = 0.25;
+
+    /// A policy with no history.
+    pub fn new(frac: f64) -> ResidentUse {
+        ResidentUse {
+            frac,
+            ..ResidentUse::default()
+        }
+    }
+
+    fn class(&self, updates: usize) -> Option<&UseClass> {
+        let c = usize::BITS - updates.max(1).leading_zeros();
+        self.classes.iter().find(|e| e.0 == c)
+    }
+
+    /// The predicted kernel seconds of a batch of `updates` updates.
+    pub fn predicted_kernel(&self, updates: usize) -> Option<f64> {
+        let (avg, last) = self.class(updates)?.2?;
+        Some(avg.min(last) * updates as f64)
+    }
+
+    /// The last refresh charge of a batch of this size class.
+    pub fn predicted_refresh(&self, updates: usize) -> Option<f64> {
+        self.class(updates).map(|e| e.1)
+    }
+
+    /// Whether the next batch, of `updates` updates, should match over the
+    /// cache.
+    pub fn use_cache(&self, updates: usize) -> bool {
+        if self.frac < 0.0 {
+            return self.batches % 2 == 0;
+        }
+        if self.frac == 0.0 {
+            return true;
+        }
+        match (self.predicted_kernel(updates), self.predicted_refresh(updates)) {
+            (Some(k), Some(r)) => r <= self.frac * k,
+            _ => true,
+        }
+    }
+
+    /// Records a batch: its refresh charge (whether or not it was on the
+    /// critical path) and, when it matched over the cache, its kernel time.
+    pub fn observe(&mut self, updates: usize, refresh_seconds: f64, kernel_seconds: Option<f64>) {
+        self.batches += 1;
+        let c = usize::BITS - updates.max(1).leading_zeros();
+        let i = match self.classes.iter().position(|e| e.0 == c) {
+            Some(i) => i,
+            None => {
+                self.classes.push((c, refresh_seconds, None));
+                self.classes.len() - 1
+            }
+        };
+        let e = &mut self.classes[i];
+        e.1 = refresh_seconds;
+        if let Some(k) = kernel_seconds.filter(|k| k.is_finite() && updates > 0) {
+            let x = k / updates as f64;
+            e.2 = Some(match e.2 {
+                None => (x, x),
+                Some((avg, _)) => (0.5 * avg + 0.5 * x, x),
+            });
+        }
+    }
+}
+
 /// What one fill or refresh cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ResidentLoad {
@@ -1524,5 +1620,38 @@ mod tests {
         assert!(p.jobs.is_empty(), "merges were done at the commit: {p:?}");
         let want = changed.iter().filter(|&&v| layout.contains(v)).count();
         assert_eq!(p.whole + p.patched + p.evicted, want);
+    }
+
+    #[test]
+    fn resident_use_skips_batches_whose_refresh_outweighs_the_kernel() {
+        let mut u = ResidentUse::new(ResidentUse::FRAC);
+        // Nothing known: use the cache.
+        assert!(u.use_cache(64));
+        // 64 updates: refresh 0.12 ms against a 0.4 ms kernel (> 25%): skip.
+        u.observe(64, 0.12e-3, Some(0.4e-3));
+        assert!(!u.use_cache(64));
+        // A skipped batch teaches only the refresh.
+        u.observe(64, 0.12e-3, None);
+        assert!(!u.use_cache(64));
+        // A size class not seen yet: use the cache, then learn.
+        assert!(u.use_cache(8192));
+        u.observe(8192, 1.0e-3, Some(6e-3));
+        assert!(u.use_cache(8192));
+        // A cheaper refresh brings 64-update batches back.
+        u.observe(64, 0.05e-3, None);
+        assert!(u.use_cache(64));
+        // 0: always; negative: every other batch.
+        let mut a = ResidentUse::new(0.0);
+        a.observe(64, 1.0, Some(1e-6));
+        assert!(a.use_cache(64));
+        let mut t = ResidentUse::new(-1.0);
+        let pattern: Vec<bool> = (0..4)
+            .map(|_| {
+                let x = t.use_cache(64);
+                t.observe(64, 1e-4, x.then_some(1e-3));
+                x
+            })
+            .collect();
+        assert_eq!(pattern, [true, false, true, false]);
     }
 }

@@ -224,16 +224,23 @@ fn resident_cache_matches_cpu_over_many_batches() {
         let want = cpu_results(&g0, &q, &batches);
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
         // The default refresh (raw addresses, bookkeeping on the calling
-        // thread, the device-side commit queued after each commit: match
-        // v9), with the bookkeeping forced onto rayon's pool, and match
-        // v7's launches (cudarc's event tracking) with the merge left to
-        // the next refresh (v7 and v8).
+        // thread, the device-side commit queued after each commit, light
+        // batches on ZP's path with the refresh after the kernel: match
+        // v9), with the bookkeeping forced onto rayon's pool and every
+        // other batch on ZP's path, and match v7's launches (cudarc's event
+        // tracking) with the merge left to the next refresh and the cache
+        // always used (v7 and v8).
         let refresh = [
-            (csm_gpu::resident::SERIAL_BELOW, false, true),
-            (0, false, true),
-            (usize::MAX, true, false),
+            (
+                csm_gpu::resident::SERIAL_BELOW,
+                false,
+                true,
+                csm_gpu::resident::ResidentUse::FRAC,
+            ),
+            (0, false, true, -1.0),
+            (usize::MAX, true, false, 0.0),
         ];
-        for (budget, (serial_below, tracked, at_commit)) in
+        for (budget, (serial_below, tracked, at_commit, use_frac)) in
             [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
                 .into_iter()
                 .flat_map(|b| refresh.map(|r| (b, r)))
@@ -243,16 +250,22 @@ fn resident_cache_matches_cpu_over_many_batches() {
             };
             let mut e = e
                 .with_resident_refresh(serial_below, tracked)
-                .with_resident_commit(at_commit);
+                .with_resident_commit(at_commit)
+                .with_resident_use(use_frac);
             let what = format!(
-                "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}"
+                "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}, \
+                 use {use_frac}"
             );
             let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
             let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
             assert!(cached > 0, "nothing cached: {:?}", r[0].extra);
+            let used = |x: &BatchResult| x.extra["resident_used"] == true;
+            if use_frac < 0.0 {
+                assert_eq!(r.iter().filter(|x| used(x)).count(), r.len().div_ceil(2), "{what}");
+            }
             if budget == Budget::Fraction(3.0) {
-                for x in &r {
+                for x in r.iter().filter(|x| used(x)) {
                     assert_eq!(
                         x.extra["host_bytes"], 0,
                         "full resident cache read host lists: {:?}",

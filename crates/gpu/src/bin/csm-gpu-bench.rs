@@ -65,6 +65,12 @@
 //! (e.g. `gcsm-persist-noexp`) runs on the `gcsm-persist` cache, sharing
 //! its refresh, with that settings suffix applied.
 //!
+//! Match v9 also lets a `gcsm-persist` row run on ZP's path, charged no
+//! refresh, when its query's earlier batches of that size predict a
+//! refresh over a quarter of the kernel time ([`ResidentUse`]; the row's
+//! `cache_vertices` is then 0); `gcsm-persist-always` (sharing the cache)
+//! always uses the cache.
+//!
 //! Match v9 also picks each small batch's host expansion per engine and
 //! query ([`SplitPolicy`]: no expansion when the query's earlier kernel
 //! times predict under 1 ms); `-split` (e.g. `zp-split`,
@@ -97,10 +103,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
-use csm_gpu::cache::{CacheSelector, DegreeSelector, DeviceCache, KHopSelector, SamplerSelector, WalkSelector};
+use csm_gpu::cache::{
+    CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, SamplerSelector, WalkSelector,
+};
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
-use csm_gpu::resident::ResidentCache;
+use csm_gpu::resident::{ResidentCache, ResidentUse};
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
 use csm_graph::{
@@ -1006,8 +1014,10 @@ fn run(a: Args) -> Result<(), String> {
         .map(|_| SamplerSelector::sampled(Some(a.walk_cap)))
         .collect();
 
-    // Match v9: each (engine, query)'s small-batch expansion policy.
+    // Match v9: each (engine, query)'s small-batch expansion policy and,
+    // for the resident engines, whether a batch uses the cache.
     let mut splits: std::collections::HashMap<(String, usize), SplitPolicy> = std::collections::HashMap::new();
+    let mut uses: std::collections::HashMap<(String, usize), ResidentUse> = std::collections::HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     // (query, engine) pairs that hit the time limit: larger batches skip them.
     let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
@@ -1180,19 +1190,34 @@ fn run(a: Args) -> Result<(), String> {
                         let res = if let Some(ri) = resident_of(resident, e) {
                             let c = &resident[ri].1;
                             let load = persist[ri];
+                            // Match v9: a batch predicted light runs on ZP's
+                            // path (cache_vertices 0 in its row) and is
+                            // charged no refresh (GpuEngine queues it after
+                            // the kernel); `-always` and the v7/v8/whole/par
+                            // caches always use the cache.
+                            let always = e.contains("-always")
+                                || ["-v7", "-v8", "-whole", "-par"].iter().any(|x| e.ends_with(x));
+                            let u = uses
+                                .entry((e.clone(), qi))
+                                .or_insert_with(|| ResidentUse::new(if always { 0.0 } else { ResidentUse::FRAC }));
+                            let used = u.use_cache(size);
+                            let kc = used.then_some(c as &dyn KernelCache);
                             // The refresh is queued without a synchronisation
                             // (the kernel follows it on the stream): every
-                            // row is charged its host time and its device
-                            // time (events; the enqueue counted once), as if
-                            // it ran alone.
+                            // row that uses the cache is charged its host
+                            // time and its device time (events; the enqueue
+                            // counted once), as if it ran alone.
                             let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
-                            with_settings(matcher, e, &a, |m| run_cached(m, Some(c), &graph, pinned, qp, pol)).and_then(
+                            with_settings(matcher, e, &a, |m| run_cached(m, kc, &graph, pinned, qp, pol)).and_then(
                                 |mut r| {
                                     let secs = load.charged_seconds(c.device_seconds()?);
-                                    r.dc_seconds = secs;
-                                    r.seconds += secs;
-                                    r.cache_bytes = load.bytes;
-                                    r.cache_vertices = c.layout().live();
+                                    u.observe(size, secs, used.then_some(r.kernel_seconds));
+                                    if used {
+                                        r.dc_seconds = secs;
+                                        r.seconds += secs;
+                                        r.cache_bytes = load.bytes;
+                                        r.cache_vertices = c.layout().live();
+                                    }
                                     Ok(r)
                                 },
                             )
