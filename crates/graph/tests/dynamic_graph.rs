@@ -276,6 +276,40 @@ fn random_batch(
     batch
 }
 
+/// An update that is invalid wherever it stands in `batch` on `old`: a
+/// self-loop, an unknown vertex, a duplicate insertion of an edge of `old`
+/// the batch leaves alone, or a deletion of an edge that is never there.
+fn invalid_update(
+    rng: &mut impl rand::Rng,
+    old: &BTreeMap<(u32, u32), u32>,
+    batch: &[LocatedUpdate],
+    n: u32,
+) -> Update {
+    let keys: BTreeSet<(u32, u32)> = batch
+        .iter()
+        .filter_map(|x| match x.update {
+            Update::AddEdge(e) | Update::RemoveEdge(e) => Some(e.key()),
+            _ => None,
+        })
+        .collect();
+    let u = rng.random_range(0..n);
+    match rng.random_range(0..4) {
+        0 => Update::AddEdge(Edge::new(u, u, 0)),
+        1 => Update::RemoveEdge(Edge::new(u, n + 7, 0)),
+        2 => {
+            let (&(a, b), _) = old.iter().find(|(k, _)| !keys.contains(k)).unwrap();
+            Update::AddEdge(Edge::new(a, b, 0))
+        }
+        _ => {
+            let (a, b) = (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .find(|k| !old.contains_key(k) && !keys.contains(k))
+                .unwrap();
+            Update::RemoveEdge(Edge::new(b, a, 0))
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
 
@@ -297,34 +331,49 @@ proptest! {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let len = DynamicGraph::PARALLEL_MIN_UPDATES + 1000;
         for _ in 0..3 {
-            // a batch with one invalid update somewhere (on an edge the
-            // rest of the batch leaves alone): rejected whole
+            // a batch with one invalid update somewhere: rejected whole
             let mut bad_model = old.clone();
             let mut bad = random_batch(&mut rng, &mut bad_model, n, len, labelled);
             let at = rng.random_range(0..bad.len());
-            let keys: BTreeSet<(u32, u32)> = bad.iter().map(|x| match x.update {
-                Update::AddEdge(e) | Update::RemoveEdge(e) => e.key(),
-                _ => unreachable!(),
-            }).collect();
-            let invalid = if rng.random_bool(0.5) {
-                // a duplicate insertion of an edge of G
-                let (&(u, v), _) = old.iter().find(|(k, _)| !keys.contains(k)).unwrap();
-                Update::AddEdge(Edge::new(u, v, 0))
-            } else {
-                // a deletion of an edge that is never there
-                let (u, v) = (0..n).flat_map(|u| (u + 1..n).map(move |v| (u, v)))
-                    .find(|k| !old.contains_key(k) && !keys.contains(k)).unwrap();
-                Update::RemoveEdge(Edge::new(v, u, 0))
-            };
+            let invalid = invalid_update(&mut rng, &old, &bad, n);
             bad.insert(at, lu(0, invalid));
             for (k, x) in bad.iter_mut().enumerate() { x.line = k + 1; }
             let err = pool.install(|| g.stage(&bad, "big", Strictness::Strict).map(drop)).unwrap_err();
             prop_assert_eq!(err.line, at + 1);
             prop_assert!(!g.is_pending());
 
+            // a lenient batch with 0-12 invalid updates: they are skipped
             let mut cur = old.clone();
-            let batch = random_batch(&mut rng, &mut cur, n, len, labelled);
-            let delta = pool.install(|| g.stage(&batch, "big", Strictness::Strict).cloned()).unwrap();
+            let mut batch = random_batch(&mut rng, &mut cur, n, len, labelled);
+            let k = rng.random_range(0..13);
+            let mut bad_lines = BTreeSet::new();
+            for _ in 0..k {
+                let invalid = invalid_update(&mut rng, &old, &batch, n);
+                let at = rng.random_range(0..=batch.len());
+                batch.insert(at, lu(usize::MAX, invalid));
+            }
+            for (i, x) in batch.iter_mut().enumerate() {
+                if x.line == usize::MAX { bad_lines.insert(i + 1); }
+                x.line = i + 1;
+            }
+            let delta = pool.install(|| g.stage(&batch, "big", Strictness::Lenient).cloned()).unwrap();
+            prop_assert_eq!(delta.skipped, k);
+            let first_lines: Vec<usize> = bad_lines.iter().copied().take(10).collect();
+            prop_assert_eq!(delta.skipped_errors.iter().map(|e| e.line).collect::<Vec<_>>(), first_lines);
+            // changed edges in the order first touched, whatever the threads
+            let mut first: Vec<(u32, u32)> = Vec::new();
+            let mut seen = BTreeSet::new();
+            for x in &batch {
+                if let Update::AddEdge(e) | Update::RemoveEdge(e) = x.update {
+                    if !bad_lines.contains(&x.line) && seen.insert(e.key()) { first.push(e.key()); }
+                }
+            }
+            let ins: Vec<Edge> = first.iter().filter(|k| cur.contains_key(k) && old.get(k) != cur.get(k))
+                .map(|&(u, v)| Edge::new(u, v, cur[&(u, v)])).collect();
+            let del: Vec<Edge> = first.iter().filter(|k| old.contains_key(k) && old.get(k) != cur.get(k))
+                .map(|&(u, v)| Edge::new(u, v, old[&(u, v)])).collect();
+            prop_assert_eq!(&delta.inserted, &ins);
+            prop_assert_eq!(&delta.deleted, &del);
             let common: BTreeMap<(u32, u32), u32> =
                 old.iter().filter(|(k, l)| cur.get(k) == Some(l)).map(|(k, l)| (*k, *l)).collect();
             for v in 0..n {
@@ -332,10 +381,6 @@ proptest! {
                 prop_assert_eq!(list(&g, v, Version::New), model_list(&cur, v));
                 prop_assert_eq!(list(&g, v, Version::Common), model_list(&common, v));
             }
-            let ins: BTreeSet<Edge> = cur.iter().filter(|(k, l)| old.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
-            let del: BTreeSet<Edge> = old.iter().filter(|(k, l)| cur.get(k) != Some(l)).map(|(&(u, v), &l)| Edge::new(u, v, l)).collect();
-            prop_assert_eq!(delta.inserted.iter().copied().collect::<BTreeSet<_>>(), ins);
-            prop_assert_eq!(delta.deleted.iter().copied().collect::<BTreeSet<_>>(), del);
             pool.install(|| g.commit());
             for v in 0..n {
                 prop_assert_eq!(list(&g, v, Version::Old), model_list(&cur, v));

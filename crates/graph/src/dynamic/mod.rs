@@ -24,7 +24,7 @@ use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use crate::csr::CsrGraph;
-use crate::error::InputError;
+use crate::error::{ErrorKind, InputError};
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version, MARK};
 use overlay::Overlay;
@@ -92,6 +92,18 @@ pub struct DynamicGraph {
     /// See [`DynamicGraph::set_parallel_min_arena`] (None: the default).
     parallel_min_arena: Option<usize>,
 }
+
+/// One shard's validation: the edges' and vertices' states, the invalid
+/// updates (by index in the batch) and the edges the shard changes.
+struct Validated {
+    overlay: Overlay,
+    errors: Vec<(usize, ErrorKind)>,
+    changed: Vec<ChangedEdge>,
+}
+
+/// An edge a batch changes: the index of the update that first touched it,
+/// its key, its label before and after (None: absent).
+type ChangedEdge = (u32, (VertexId, VertexId), Option<Label>, Option<Label>);
 
 #[derive(Clone, Debug, Default)]
 struct Pending {
@@ -304,35 +316,58 @@ impl DynamicGraph {
         source: &str,
         strictness: Strictness,
     ) -> Result<BatchDelta, InputError> {
-        let mut ov = Overlay::with_capacity(updates.len());
-        let mut out = BatchDelta::default();
+        let edges_only = updates
+            .iter()
+            .all(|lu| matches!(lu.update, Update::AddEdge(_) | Update::RemoveEdge(_)));
         let known = self.edge_labels_before(updates);
-        for (i, lu) in updates.iter().enumerate() {
-            if let Err(kind) = ov.step(self, lu.update, known.get(i).copied().flatten()) {
-                let err = InputError::new(source, lu.line, kind);
-                match strictness {
-                    Strictness::Strict => return Err(err),
-                    Strictness::Lenient => {
-                        out.skipped += 1;
-                        if out.skipped_errors.len() < 10 {
-                            out.skipped_errors.push(err);
-                        }
-                    }
+        let parts: Vec<Validated> = if edges_only && self.parallel(updates.len()) {
+            // an edge's updates depend only on each other: one shard of
+            // the edges per thread, each in batch order
+            let shards = rayon::current_num_threads();
+            (0..shards)
+                .into_par_iter()
+                .map(|s| self.validate_shard(updates, strictness, (s, shards), &known))
+                .collect()
+        } else {
+            vec![self.validate_shard(updates, strictness, (0, 1), &known)]
+        };
+        let mut out = BatchDelta::default();
+        // errors in batch order: the first one fails a strict batch
+        let mut errors: Vec<(usize, ErrorKind)> = parts.iter().flat_map(|p| p.errors.iter().cloned()).collect();
+        errors.sort_by_key(|e| e.0);
+        let error = |(i, kind): (usize, ErrorKind)| InputError::new(source, updates[i].line, kind);
+        match strictness {
+            Strictness::Strict => {
+                if let Some(first) = errors.into_iter().next() {
+                    return Err(error(first));
                 }
             }
-        }
-        for &key in &ov.edge_order {
-            let (before, after) = (ov.edges[&key].before, ov.edges[&key].now);
-            if before == after {
-                continue;
+            Strictness::Lenient => {
+                out.skipped = errors.len();
+                out.skipped_errors = errors.into_iter().take(10).map(error).collect();
             }
+        }
+        // changed edges in the order first touched (as one sequential pass):
+        // each shard's are in that order, so a scatter by first index merges
+        let changed: Vec<&[ChangedEdge]> = parts.iter().map(|p| &p.changed[..]).collect();
+        let mut push = |&(_, key, before, after): &ChangedEdge| {
             if let Some(l) = before {
                 out.deleted.push(Edge::new(key.0, key.1, l));
             }
             if let Some(l) = after {
                 out.inserted.push(Edge::new(key.0, key.1, l));
             }
+        };
+        if let [one] = changed[..] {
+            one.iter().for_each(&mut push);
+        } else {
+            let mut by_first: Vec<Option<&ChangedEdge>> = vec![None; updates.len()];
+            for e in changed.iter().flat_map(|c| c.iter()) {
+                by_first[e.0 as usize] = Some(e);
+            }
+            by_first.into_iter().flatten().for_each(&mut push);
         }
+        let ov = &parts[0].overlay;
         for &v in &ov.vertex_order {
             match (self.exists(v), ov.vertices[&v]) {
                 (false, Some(l)) => out.added_vertices.push((v, l)),
@@ -341,6 +376,56 @@ impl DynamicGraph {
             }
         }
         Ok(out)
+    }
+
+    /// Validates, in order, the updates of `updates` whose edge falls in
+    /// shard `s` of `n` (all of them when `n` is 1; vertex updates only
+    /// then). Strict mode stops at the first invalid update; lenient mode
+    /// skips each. `known`: edge labels in G_k looked up beforehand, or
+    /// empty.
+    fn validate_shard(
+        &self,
+        updates: &[LocatedUpdate],
+        strictness: Strictness,
+        (s, n): (usize, usize),
+        known: &[Option<Option<Label>>],
+    ) -> Validated {
+        let mut overlay = Overlay::with_capacity(updates.len() / n + 1);
+        let mut errors = Vec::new();
+        for (i, lu) in updates.iter().enumerate() {
+            if n > 1 {
+                let (Update::AddEdge(e) | Update::RemoveEdge(e)) = lu.update else {
+                    unreachable!("sharded batches hold edge updates only")
+                };
+                let (a, b) = e.key();
+                // a cheap mix of the key: shards of about equal size
+                let h = (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                if (h >> 32) as usize % n != s {
+                    continue;
+                }
+            }
+            overlay.at = i as u32;
+            if let Err(kind) = overlay.step(self, lu.update, known.get(i).copied().flatten()) {
+                errors.push((i, kind));
+                if strictness == Strictness::Strict {
+                    break;
+                }
+            }
+        }
+        let changed = overlay
+            .edge_order
+            .iter()
+            .map(|&(key, at)| {
+                let st = overlay.edges[&key];
+                (at, key, st.before, st.now)
+            })
+            .filter(|e| e.2 != e.3)
+            .collect();
+        Validated {
+            overlay,
+            errors,
+            changed,
+        }
     }
 
     /// Per update, the label in G_k of the edge it inserts or deletes

@@ -23,7 +23,11 @@ pub(super) struct EdgeState {
 #[derive(Default)]
 pub(super) struct Overlay {
     pub(super) edges: HashMap<(VertexId, VertexId), EdgeState, FixedState>,
-    pub(super) edge_order: Vec<(VertexId, VertexId)>,
+    /// Touched edges in the order first touched, with the index (in the
+    /// batch) of the update that first touched each.
+    pub(super) edge_order: Vec<((VertexId, VertexId), u32)>,
+    /// Index of the update being validated.
+    pub(super) at: u32,
     pub(super) vertices: HashMap<VertexId, Option<Label>, FixedState>,
     pub(super) vertex_order: Vec<VertexId>,
 }
@@ -61,7 +65,7 @@ impl Overlay {
 
     fn set_edge(&mut self, key: (VertexId, VertexId), state: EdgeState) {
         if self.edges.insert(key, state).is_none() {
-            self.edge_order.push(key);
+            self.edge_order.push((key, self.at));
         }
     }
 
@@ -101,7 +105,7 @@ impl Overlay {
                         incident.push((id.min(w), id.max(w)));
                     }
                 }
-                incident.extend(self.edge_order.iter().copied().filter(|k| k.0 == id || k.1 == id));
+                incident.extend(self.edge_order.iter().map(|e| e.0).filter(|k| k.0 == id || k.1 == id));
                 for key in incident {
                     let state = self.edge(g, key, None);
                     if state.now.is_some() {
