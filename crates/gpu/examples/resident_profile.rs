@@ -88,6 +88,15 @@ fn main() {
                 t.elapsed().as_secs_f64() * 1e3
             );
             graph.commit();
+            // Match v9: the merge is queued right after the commit.
+            let t = Instant::now();
+            let c = layout.commit_patch();
+            println!(
+                "             commit: {} merged, {} words, {:.3} ms",
+                c.patched,
+                c.packed_words(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
 }

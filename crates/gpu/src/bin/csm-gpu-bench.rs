@@ -69,7 +69,8 @@
 //! refresh, when its query's earlier batches of that size predict a
 //! refresh over a quarter of the kernel time ([`ResidentUse`]; the row's
 //! `cache_vertices` is then 0); `gcsm-persist-always` (sharing the cache)
-//! always uses the cache.
+//! always uses the cache, `gcsm-persist-useN` lets the refresh cost up to
+//! N% of the predicted kernel time (default 25).
 //!
 //! Match v9 also picks each small batch's host expansion per engine and
 //! query ([`SplitPolicy`]: no expansion when the query's earlier kernel
@@ -1197,9 +1198,13 @@ fn run(a: Args) -> Result<(), String> {
                             // caches always use the cache.
                             let always = e.contains("-always")
                                 || ["-v7", "-v8", "-whole", "-par"].iter().any(|x| e.ends_with(x));
-                            let u = uses
-                                .entry((e.clone(), qi))
-                                .or_insert_with(|| ResidentUse::new(if always { 0.0 } else { ResidentUse::FRAC }));
+                            // "-useN": the refresh may cost N% of the kernel.
+                            let frac = match suffix_num(e, "-use") {
+                                Some(n) => n / 100.0,
+                                None if always => 0.0,
+                                None => ResidentUse::FRAC,
+                            };
+                            let u = uses.entry((e.clone(), qi)).or_insert_with(|| ResidentUse::new(frac));
                             let used = u.use_cache(size);
                             let kc = used.then_some(c as &dyn KernelCache);
                             // The refresh is queued without a synchronisation
