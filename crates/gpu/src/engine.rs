@@ -8,7 +8,7 @@
 //! | [`Variant::Vsgm`] | pinned host memory | every list within k hops of the batch (must fit) |
 //! | [`Variant::Naive`] | pinned host memory | highest-degree lists within the budget |
 //! | [`Variant::Gcsm`] | pinned host memory | highest estimated access frequency within the budget |
-//! | [`Variant::GcsmPersist`] | pinned host memory | resident (match v7): the longest lists, filled once; a batch re-copies only the cached lists it or the last batch changed |
+//! | [`Variant::GcsmPersist`] | pinned host memory | resident (match v7): the longest lists, filled once; a batch patches only the cached lists it changed, the commit's merge is queued after the commit (match v9), and a batch whose refresh would outweigh its kernel runs on ZP's path (match v9) |
 //!
 //! Per batch ([`ContinuousMatcher::process`]): stage the batch on the host
 //! graph (and mirror the touched lists, Sec. V-A steps 1-3), estimate the
