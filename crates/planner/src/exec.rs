@@ -58,6 +58,12 @@ pub struct Executor {
     emb: [VertexId; MAX_QUERY_VERTICES],
     /// Per level: membership bitmap of its pinned list (see the module docs).
     bits: Vec<Vec<u64>>,
+    /// Per level: the entries of its pinned list as pinned, to clear `bits`
+    /// with. Reading the list again at unpin could give another list: a view
+    /// may start to serve a label group of it in the meantime (a version of
+    /// `csm_graph::VersionView` is grouped after a few reads by any thread),
+    /// and stale bits made counts wrong.
+    pinned_entries: Vec<Vec<VertexId>>,
     /// Per level: index into its `extra` of the pinned read, if any.
     pinned: [Option<u8>; MAX_QUERY_VERTICES],
     /// Bit d: level d's pinned list is a label group (see [`list_of`]).
@@ -131,6 +137,7 @@ impl Default for Executor {
             tmp: Vec::new(),
             emb: [0; MAX_QUERY_VERTICES],
             bits: vec![Vec::new(); MAX_QUERY_VERTICES],
+            pinned_entries: vec![Vec::new(); MAX_QUERY_VERTICES],
             pinned: [None; MAX_QUERY_VERTICES],
             pinned_grouped: 0,
             memo: Vec::new(),
@@ -397,7 +404,10 @@ impl Executor {
         if bits.len() < words {
             bits.resize(words, 0);
         }
-        for &x in list.base {
+        let saved = &mut self.pinned_entries[d];
+        saved.clear();
+        saved.extend_from_slice(list.base);
+        for &x in saved.iter() {
             bits[x as usize >> 6] |= 1 << (x & 63);
         }
         self.pinned[d] = Some(k as u8);
@@ -405,18 +415,17 @@ impl Executor {
         true
     }
 
-    fn unpin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) {
-        if let Some(k) = self.pinned[d].take() {
-            let (list, _) = self.pinned_list(g, plan, d, k as usize);
+    fn unpin(&mut self, d: usize) {
+        if self.pinned[d].take().is_some() {
             let bits = &mut self.bits[d];
-            for &x in list.base {
+            for &x in &self.pinned_entries[d] {
                 bits[x as usize >> 6] &= !(1 << (x & 63));
             }
         }
     }
 
-    /// The list that read `k` of level `d` pins (the same for [`Self::pin`]
-    /// and [`Self::unpin`]), and whether it is a label group.
+    /// The list that read `k` of level `d` pins, and whether it is a label
+    /// group.
     fn pinned_list<'g, G: GraphView + ?Sized>(&self, g: &'g G, plan: &Plan, d: usize, k: usize) -> (Nbrs<'g>, bool) {
         let level = &plan.levels[d];
         let r = level.extra[k];
@@ -454,7 +463,7 @@ impl Executor {
             total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
         }
         if pinned {
-            self.unpin(g, plan, d + 1);
+            self.unpin(d + 1);
         }
         total
     }
