@@ -58,12 +58,6 @@ pub struct Executor {
     emb: [VertexId; MAX_QUERY_VERTICES],
     /// Per level: membership bitmap of its pinned list (see the module docs).
     bits: Vec<Vec<u64>>,
-    /// Per level: the entries of its pinned list as pinned, to clear `bits`
-    /// with. Reading the list again at unpin could give another list: a view
-    /// may start to serve a label group of it in the meantime (a version of
-    /// `csm_graph::VersionView` is grouped after a few reads by any thread),
-    /// and stale bits made counts wrong.
-    pinned_entries: Vec<Vec<VertexId>>,
     /// Per level: index into its `extra` of the pinned read, if any.
     pinned: [Option<u8>; MAX_QUERY_VERTICES],
     /// Bit d: level d's pinned list is a label group (see [`list_of`]).
@@ -137,7 +131,6 @@ impl Default for Executor {
             tmp: Vec::new(),
             emb: [0; MAX_QUERY_VERTICES],
             bits: vec![Vec::new(); MAX_QUERY_VERTICES],
-            pinned_entries: vec![Vec::new(); MAX_QUERY_VERTICES],
             pinned: [None; MAX_QUERY_VERTICES],
             pinned_grouped: 0,
             memo: Vec::new(),
@@ -379,48 +372,47 @@ impl Executor {
 
     /// Before the loop that binds `order[d - 1]`: pins a plain list of level
     /// `d` that the loop does not change (bound above depth `d - 1`), if the
-    /// loop is long enough and another list remains to probe.
-    fn pin<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> bool {
+    /// loop is long enough and another list remains to probe. Returns the
+    /// entries pinned, which [`Self::unpin`] must get back: reading the list
+    /// again there could give another list, since a view may start serving
+    /// a label group of it meanwhile (a version of `csm_graph::VersionView`
+    /// is grouped after a few reads by any thread), and the stale bits that
+    /// left made later counts wrong.
+    fn pin<'g, G: GraphView + ?Sized>(&mut self, g: &'g G, plan: &Plan, d: usize) -> Option<&'g [VertexId]> {
         if d >= plan.depth() || self.bufs[d - 1].len() < PIN_MIN_SIBLINGS {
-            return false;
+            return None;
         }
         let level = &plan.levels[d];
         if level.hoist.is_some() || level.extra.len() + usize::from(level.reuse.is_some()) < 2 {
-            return false;
+            return None;
         }
-        let Some(k) = level
+        let k = level
             .extra
             .iter()
-            .position(|r| (r.pos as usize) < d - 1 && r.elabel.is_none())
-        else {
-            return false;
-        };
+            .position(|r| (r.pos as usize) < d - 1 && r.elabel.is_none())?;
         let (list, grouped) = self.pinned_list(g, plan, d, k);
         if !list.is_plain() {
-            return false;
+            return None;
         }
         let words = g.num_vertices().div_ceil(64);
         let bits = &mut self.bits[d];
         if bits.len() < words {
             bits.resize(words, 0);
         }
-        let saved = &mut self.pinned_entries[d];
-        saved.clear();
-        saved.extend_from_slice(list.base);
-        for &x in saved.iter() {
+        for &x in list.base {
             bits[x as usize >> 6] |= 1 << (x & 63);
         }
         self.pinned[d] = Some(k as u8);
         self.pinned_grouped = self.pinned_grouped & !(1 << d) | u32::from(grouped) << d;
-        true
+        Some(list.base)
     }
 
-    fn unpin(&mut self, d: usize) {
-        if self.pinned[d].take().is_some() {
-            let bits = &mut self.bits[d];
-            for &x in &self.pinned_entries[d] {
-                bits[x as usize >> 6] &= !(1 << (x & 63));
-            }
+    /// Undoes [`Self::pin`] of level `d`, which pinned `entries`.
+    fn unpin(&mut self, d: usize, entries: &[VertexId]) {
+        self.pinned[d] = None;
+        let bits = &mut self.bits[d];
+        for &x in entries {
+            bits[x as usize >> 6] &= !(1 << (x & 63));
         }
     }
 
@@ -462,8 +454,8 @@ impl Executor {
             self.emb[d] = self.bufs[d][k];
             total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
         }
-        if pinned {
-            self.unpin(d + 1);
+        if let Some(entries) = pinned {
+            self.unpin(d + 1, entries);
         }
         total
     }
