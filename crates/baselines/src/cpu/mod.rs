@@ -895,6 +895,34 @@ mod tests {
         HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }
 
+    /// Static counts over lists grouped by label (`CsrByLabel`) on 4
+    /// threads, every node split, equal one executor over plain lists.
+    #[test]
+    fn grouped_static_counts_on_many_threads_equal_plain_lists() {
+        HEAVY_WORK.store(1, Ordering::Relaxed);
+        let n = 1 << 9;
+        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 13);
+        let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed: 5 });
+        let csr = CsrGraph::from_data(&graph_from_pairs(n, &pairs, labels, None)).unwrap();
+        let grouped = CsrByLabel::new(&csr);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        for (name, qlabels) in [
+            ("house", [0, 1, 2, 0, 1].as_slice()),
+            ("5-cycle", &[0, 1, 0, 1, 2]),
+            ("diamond", &[0, 1, 0, 2]),
+            ("4-clique", &[0, 1, 2, 0]),
+        ] {
+            let mut qd = standard_query(name).unwrap();
+            qd.labels = qlabels.to_vec();
+            let q = QueryGraph::from_data(&qd).unwrap();
+            let plan = static_plan_on(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New, &csr);
+            let vf2 = StaticMatcher::count(&crate::oracle::Vf2, &csr, &q).unwrap();
+            assert!(vf2 > 0, "{name}: nothing to count");
+            assert_eq!(pool.install(|| count_static_parallel(&grouped, &plan)), vf2, "{name}");
+        }
+        HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
+    }
+
     #[test]
     fn single_edge_symmetry_equals_plain_seeds() {
         let g = graph();
