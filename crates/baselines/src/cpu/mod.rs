@@ -846,7 +846,6 @@ mod tests {
         let n = 1 << 9;
         let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 11);
         let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed: 2 });
-        let g = graph_from_pairs(n, &pairs, labels, None);
         let rule = HubRule {
             min_degree: 6,
             min_query: 4,
@@ -857,40 +856,54 @@ mod tests {
             ("diamond", &[0, 1, 0, 2]),
             ("4-cycle", &[0, 1, 0, 1]),
         ];
-        for (name, qlabels) in labelled {
-            let mut qd = standard_query(name).unwrap();
-            qd.labels = qlabels.to_vec();
-            let q = QueryGraph::from_data(&qd).unwrap();
-            let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
-            let (g0, stream) = make_stream(&g, StreamAmount::Count(300), 0.5, 4);
-            let mut plain = CpuEngine::new(1, order.clone()).unwrap().without_label_groups();
-            let mut one = CpuEngine::new(1, order.clone()).unwrap().hub_rule(rule);
-            let mut four = CpuEngine::new(4, order).unwrap().hub_rule(rule).min_parallel_work(0);
-            for e in [&mut plain, &mut one, &mut four] {
-                e.init(&g0, &q).unwrap();
-            }
-            let counts = |rs: &[BatchResult]| rs.iter().map(|r| (r.positive, r.negative)).collect::<Vec<_>>();
-            // one at a time (overlapped runs on 4 threads), then batches
-            let b = |u| Batch {
-                updates: u,
-                source: "s",
-                strictness: Strictness::Strict,
-            };
-            let (half, rest) = stream.split_at(stream.len() / 2);
-            let mut r = [Vec::new(), Vec::new(), Vec::new()];
-            for (e, out) in [&mut plain, &mut one, &mut four].into_iter().zip(&mut r) {
-                e.process_each(b(half), out).unwrap();
-                let (batches, singles) = rest.split_at(rest.len() / 2);
-                for chunk in batches.chunks(31) {
-                    out.push(e.process(b(chunk)).unwrap());
+        // vertex labels only, then two edge labels too (query edges 0, 1, 0, ...)
+        for edge_labels in [None, Some((2, 9))] {
+            let g = graph_from_pairs(n, &pairs, labels.clone(), edge_labels);
+            for (name, qlabels) in labelled {
+                let mut qd = standard_query(name).unwrap();
+                qd.labels = qlabels.to_vec();
+                if edge_labels.is_some() {
+                    qd.edge_labelled = true;
+                    for (i, e) in qd.edges.iter_mut().enumerate() {
+                        e.label = i as u32 % 2;
+                    }
                 }
-                // single updates through `process`, not overlapped
-                for u in singles.chunks(1) {
-                    out.push(e.process(b(u)).unwrap());
+                let q = QueryGraph::from_data(&qd).unwrap();
+                let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
+                let (g0, stream) = make_stream(&g, StreamAmount::Count(300), 0.5, 4);
+                let mut plain = CpuEngine::new(1, order.clone()).unwrap().without_label_groups();
+                let mut one = CpuEngine::new(1, order.clone()).unwrap().hub_rule(rule);
+                let mut four = CpuEngine::new(4, order).unwrap().hub_rule(rule).min_parallel_work(0);
+                for e in [&mut plain, &mut one, &mut four] {
+                    e.init(&g0, &q).unwrap();
                 }
+                let counts = |rs: &[BatchResult]| rs.iter().map(|r| (r.positive, r.negative)).collect::<Vec<_>>();
+                // one at a time (overlapped runs on 4 threads), then batches
+                let b = |u| Batch {
+                    updates: u,
+                    source: "s",
+                    strictness: Strictness::Strict,
+                };
+                let (half, rest) = stream.split_at(stream.len() / 2);
+                let mut r = [Vec::new(), Vec::new(), Vec::new()];
+                for (e, out) in [&mut plain, &mut one, &mut four].into_iter().zip(&mut r) {
+                    e.process_each(b(half), out).unwrap();
+                    let (batches, singles) = rest.split_at(rest.len() / 2);
+                    for chunk in batches.chunks(31) {
+                        out.push(e.process(b(chunk)).unwrap());
+                    }
+                    // single updates through `process`, not overlapped
+                    for u in singles.chunks(1) {
+                        out.push(e.process(b(u)).unwrap());
+                    }
+                }
+                assert_eq!(counts(&r[0]), counts(&r[1]), "{name}: groups on one thread");
+                assert_eq!(counts(&r[0]), counts(&r[2]), "{name}: groups on four threads");
+                assert!(
+                    r[0].iter().any(|x| x.positive + x.negative > 0),
+                    "{name}: nothing changed"
+                );
             }
-            assert_eq!(counts(&r[0]), counts(&r[1]), "{name}: groups on one thread");
-            assert_eq!(counts(&r[0]), counts(&r[2]), "{name}: groups on four threads");
         }
         HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }
