@@ -136,6 +136,25 @@ impl GraphArgs {
     }
 }
 
+/// The query options every command that matches one query takes.
+#[derive(Args, Debug, Clone)]
+pub struct QueryArgs {
+    /// Query file, or a standard query name (`triangle`, `house`, ...; add
+    /// `:l0,l1,...` for vertex labels).
+    #[arg(long, short = 'q', value_name = "QUERY")]
+    pub query: String,
+    /// Format of a query file (default: detected).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub query_format: Option<Format>,
+}
+
+impl QueryArgs {
+    /// [`load_query`] of these options.
+    pub fn load(&self) -> Result<LoadedQuery> {
+        load_query(&self.query, self.query_format)
+    }
+}
+
 /// A query: its display name and the validated pattern.
 #[derive(Debug, Clone)]
 pub struct LoadedQuery {

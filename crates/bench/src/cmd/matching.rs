@@ -4,11 +4,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use csm_graph::format::Format;
 use csm_graph::CsrGraph;
 use serde_json::{json, Value};
 
-use crate::input::{self, EngineArgs, GraphArgs};
+use crate::input::{EngineArgs, GraphArgs, QueryArgs};
 use crate::limit::{self, Watchdog};
 use crate::output;
 
@@ -17,13 +16,8 @@ use crate::output;
 pub struct MatchArgs {
     #[command(flatten)]
     pub graph: GraphArgs,
-    /// Query file, or a standard query name (`triangle`, `house`, ...; add
-    /// `:l0,l1,...` for vertex labels).
-    #[arg(long, short = 'q', value_name = "QUERY")]
-    pub query: String,
-    /// Format of a query file (default: detected).
-    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
-    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub query: QueryArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Also report the number of distinct subgraphs: count / |Aut(Q)|.
@@ -41,7 +35,7 @@ pub struct MatchArgs {
 
 pub fn run(args: MatchArgs) -> Result<()> {
     let g = args.graph.load()?;
-    let q = input::load_query(&args.query, args.query_format)?;
+    let q = args.query.load()?;
     let engine = args.engine.static_engine()?;
     let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
         e.source_name = g.name.clone();

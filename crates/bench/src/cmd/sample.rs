@@ -11,7 +11,6 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
-use csm_graph::format::Format;
 use csm_graph::{BatchDelta, DynamicGraph, GraphView, Strictness, VertexId};
 use csm_planner::{delta_plans, DeltaPlan, GraphStats};
 use csm_sampler::cache::list_bytes;
@@ -21,7 +20,7 @@ use csm_sampler::{
 };
 use serde_json::{json, Value};
 
-use crate::input::{self, GraphArgs, StreamArgs};
+use crate::input::{self, GraphArgs, QueryArgs, StreamArgs};
 use crate::output;
 
 /// Which cache policy to evaluate.
@@ -42,13 +41,8 @@ pub enum PolicyName {
 pub struct SampleArgs {
     #[command(flatten)]
     pub graph: GraphArgs,
-    /// Query file, or a standard query name (`triangle`, `house`, ...; add
-    /// `:l0,l1,...` for vertex labels).
-    #[arg(long, short = 'q', value_name = "QUERY")]
-    pub query: String,
-    /// Format of a query file (default: detected).
-    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
-    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub query: QueryArgs,
     /// Update stream (`--updates`), or how to generate it (`--stream-fraction`,
     /// `--stream-count`, `--seed`; GCSM Sec. VI-A). `--seed` also seeds the
     /// walks unless `--walk-seed` is given.
@@ -219,7 +213,7 @@ pub fn run(args: SampleArgs) -> Result<()> {
     let policy = args.policy()?;
 
     let g = args.graph.load()?;
-    let q = input::load_query(&args.query, args.query_format)?;
+    let q = args.query.load()?;
     let order = input::order_strategy(&args.order)?;
     let w = input::workload(g.data, &args.stream, None)?;
     let mut dg = DynamicGraph::from_data(&w.g0).map_err(|mut e| {

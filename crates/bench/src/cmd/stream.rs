@@ -6,13 +6,12 @@ use anyhow::{bail, Result};
 use clap::Args;
 use csm_baselines::registry::{self, EngineOptions};
 use csm_engine::{Batch, BatchResult, ContinuousMatcher};
-use csm_graph::format::Format;
 use csm_graph::{CsrGraph, GraphData, LocatedUpdate, Strictness};
 use csm_planner::QueryGraph;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::input::{self, EngineArgs, GraphArgs, StreamArgs};
+use crate::input::{self, EngineArgs, GraphArgs, QueryArgs, StreamArgs};
 use crate::limit::{self, Watchdog};
 use crate::output;
 
@@ -21,12 +20,8 @@ use crate::output;
 pub struct StreamCmdArgs {
     #[command(flatten)]
     pub graph: GraphArgs,
-    /// Query file, or a standard query name (`triangle`, `house`, ...).
-    #[arg(long, short = 'q', value_name = "QUERY")]
-    pub query: String,
-    /// Format of a query file (default: detected).
-    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
-    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub query: QueryArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
     /// Updates per batch.
@@ -252,7 +247,7 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         bail!("give the updates: --updates FILE, or --stream-fraction F / --stream-count N to generate them");
     }
     let g = args.graph.load()?;
-    let q = input::load_query(&args.query, args.query_format)?;
+    let q = args.query.load()?;
     let opts = args.engine.options()?;
     let mut engine = args.engine.continuous_engine()?;
     let w = input::workload(g.data, &args.stream, None)?;

@@ -8,12 +8,11 @@ use anyhow::{bail, Result};
 use clap::Args;
 use csm_baselines::registry::{self, ENGINES};
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError};
-use csm_graph::format::Format;
 use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
 use serde_json::json;
 
 use crate::cmd::stream::EACH_RUN;
-use crate::input::{self, GraphArgs, StreamArgs};
+use crate::input::{self, GraphArgs, QueryArgs, StreamArgs};
 use crate::output;
 
 /// Arguments of `csm verify`.
@@ -21,12 +20,8 @@ use crate::output;
 pub struct VerifyArgs {
     #[command(flatten)]
     pub graph: GraphArgs,
-    /// Query file, or a standard query name.
-    #[arg(long, short = 'q', value_name = "QUERY")]
-    pub query: String,
-    /// Format of a query file (default: detected).
-    #[arg(long, value_name = "FORMAT", value_parser = input::parse_format)]
-    pub query_format: Option<Format>,
+    #[command(flatten)]
+    pub query: QueryArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
     /// Updates per batch.
@@ -94,7 +89,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let names = engine_list(&args.engines)?;
     let g = args.graph.load()?;
     let graph_name = g.name.clone();
-    let q = input::load_query(&args.query, args.query_format)?;
+    let q = args.query.load()?;
     let opts = input::engine_options(args.threads, &args.order)?;
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
