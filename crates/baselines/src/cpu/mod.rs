@@ -837,15 +837,35 @@ mod tests {
         HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }
 
+    /// A hub-heavy R-MAT on 2^9 vertices with 3 uniform vertex labels (and
+    /// `edge_labels` as `graph_from_pairs` takes them).
+    fn labelled_rmat(seed: u64, edge_labels: Option<(u32, u64)>) -> GraphData {
+        let n = 1 << 9;
+        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, seed);
+        let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed });
+        graph_from_pairs(n, &pairs, labels, edge_labels)
+    }
+
+    /// Standard query `name` with vertex `labels`, and with edge labels 0,
+    /// 1, 0, ... when `edge_labelled`.
+    fn labelled_query(name: &str, labels: &[u32], edge_labelled: bool) -> QueryGraph {
+        let mut qd = standard_query(name).unwrap();
+        qd.labels = labels.to_vec();
+        if edge_labelled {
+            qd.edge_labelled = true;
+            for (i, e) in qd.edges.iter_mut().enumerate() {
+                e.label = i as u32 % 2;
+            }
+        }
+        QueryGraph::from_data(&qd).unwrap()
+    }
+
     /// Label groups of hub lists (read by many threads, and through split
     /// nodes whose parts pin grouped lists) give the counts of plain lists
     /// on one thread: batches and one update at a time.
     #[test]
     fn label_groups_on_many_threads_equal_plain_lists() {
         HEAVY_WORK.store(1, Ordering::Relaxed);
-        let n = 1 << 9;
-        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 11);
-        let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed: 2 });
         let rule = HubRule {
             min_degree: 6,
             min_query: 4,
@@ -858,17 +878,9 @@ mod tests {
         ];
         // vertex labels only, then two edge labels too (query edges 0, 1, 0, ...)
         for edge_labels in [None, Some((2, 9))] {
-            let g = graph_from_pairs(n, &pairs, labels.clone(), edge_labels);
+            let g = labelled_rmat(11, edge_labels);
             for (name, qlabels) in labelled {
-                let mut qd = standard_query(name).unwrap();
-                qd.labels = qlabels.to_vec();
-                if edge_labels.is_some() {
-                    qd.edge_labelled = true;
-                    for (i, e) in qd.edges.iter_mut().enumerate() {
-                        e.label = i as u32 % 2;
-                    }
-                }
-                let q = QueryGraph::from_data(&qd).unwrap();
+                let q = labelled_query(name, qlabels, edge_labels.is_some());
                 let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
                 let (g0, stream) = make_stream(&g, StreamAmount::Count(300), 0.5, 4);
                 let mut plain = CpuEngine::new(1, order.clone()).unwrap().without_label_groups();
@@ -913,10 +925,7 @@ mod tests {
     #[test]
     fn grouped_static_counts_on_many_threads_equal_plain_lists() {
         HEAVY_WORK.store(1, Ordering::Relaxed);
-        let n = 1 << 9;
-        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 13);
-        let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed: 5 });
-        let csr = CsrGraph::from_data(&graph_from_pairs(n, &pairs, labels, None)).unwrap();
+        let csr = CsrGraph::from_data(&labelled_rmat(13, None)).unwrap();
         let grouped = CsrByLabel::new(&csr);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
         for (name, qlabels) in [
@@ -925,9 +934,7 @@ mod tests {
             ("diamond", &[0, 1, 0, 2]),
             ("4-clique", &[0, 1, 2, 0]),
         ] {
-            let mut qd = standard_query(name).unwrap();
-            qd.labels = qlabels.to_vec();
-            let q = QueryGraph::from_data(&qd).unwrap();
+            let q = labelled_query(name, qlabels, false);
             let plan = static_plan_on(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New, &csr);
             let vf2 = StaticMatcher::count(&crate::oracle::Vf2, &csr, &q).unwrap();
             assert!(vf2 > 0, "{name}: nothing to count");
