@@ -837,11 +837,12 @@ mod tests {
         HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }
 
-    /// A hub-heavy R-MAT on 2^9 vertices with 3 uniform vertex labels (and
-    /// `edge_labels` as `graph_from_pairs` takes them).
-    fn labelled_rmat(seed: u64, edge_labels: Option<(u32, u64)>) -> GraphData {
-        let n = 1 << 9;
-        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, seed);
+    /// A hub-heavy R-MAT on 2^`scale` vertices with `edges` edges, 3
+    /// uniform vertex labels (and `edge_labels` as `graph_from_pairs` takes
+    /// them).
+    fn labelled_rmat(scale: u32, edges: usize, seed: u64, edge_labels: Option<(u32, u64)>) -> GraphData {
+        let n = 1 << scale;
+        let pairs = rmat(scale, edges, 0.57, 0.19, 0.19, seed);
         let labels = csm_graph::gen::assign_labels(n, &csm_graph::gen::Labeller::Uniform { num_labels: 3, seed });
         graph_from_pairs(n, &pairs, labels, edge_labels)
     }
@@ -878,7 +879,7 @@ mod tests {
         ];
         // vertex labels only, then two edge labels too (query edges 0, 1, 0, ...)
         for edge_labels in [None, Some((2, 9))] {
-            let g = labelled_rmat(11, edge_labels);
+            let g = labelled_rmat(9, 3_000, 11, edge_labels);
             for (name, qlabels) in labelled {
                 let q = labelled_query(name, qlabels, edge_labels.is_some());
                 let order: Arc<dyn OrderStrategy> = Arc::new(GcsmOrder);
@@ -925,7 +926,8 @@ mod tests {
     #[test]
     fn grouped_static_counts_on_many_threads_equal_plain_lists() {
         HEAVY_WORK.store(1, Ordering::Relaxed);
-        let csr = CsrGraph::from_data(&labelled_rmat(13, None)).unwrap();
+        // small enough for VF2's time budget
+        let csr = CsrGraph::from_data(&labelled_rmat(8, 1_000, 13, None)).unwrap();
         let grouped = CsrByLabel::new(&csr);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
         for (name, qlabels) in [
