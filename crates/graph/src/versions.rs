@@ -342,11 +342,21 @@ mod tests {
 
     fn adjacency(n: usize, edges: &[Edge]) -> Adj {
         let mut a = vec![BTreeMap::new(); n];
-        for e in edges {
-            a[e.u as usize].insert(e.v, e.label);
-            a[e.v as usize].insert(e.u, e.label);
+        for &e in edges {
+            apply(&mut a, e, true);
         }
         a
+    }
+
+    /// Inserts (`ins`) or removes `e` in both directions of `a`.
+    fn apply(a: &mut Adj, e: Edge, ins: bool) {
+        for (x, y) in [(e.u, e.v), (e.v, e.u)] {
+            if ins {
+                a[x as usize].insert(y, e.label);
+            } else {
+                a[x as usize].remove(&y);
+            }
+        }
     }
 
     /// `v`'s list; every list must be plain when the base has nothing pending.
@@ -421,13 +431,7 @@ mod tests {
                     prop_assert_eq!(list_in(&view, v, !staged), want, "vertex {} at time {}", v, t);
                 }
                 if let Some(&(e, ins)) = run.get(t) {
-                    if ins {
-                        oracle[e.u as usize].insert(e.v, e.label);
-                        oracle[e.v as usize].insert(e.u, e.label);
-                    } else {
-                        oracle[e.u as usize].remove(&e.v);
-                        oracle[e.v as usize].remove(&e.u);
-                    }
+                    apply(&mut oracle, e, ins);
                 }
             }
         }
@@ -472,13 +476,7 @@ mod tests {
                     }
                 }
                 if let Some(&(e, ins)) = run.get(t) {
-                    if ins {
-                        oracle[e.u as usize].insert(e.v, e.label);
-                        oracle[e.v as usize].insert(e.u, e.label);
-                    } else {
-                        oracle[e.u as usize].remove(&e.v);
-                        oracle[e.v as usize].remove(&e.u);
-                    }
+                    apply(&mut oracle, e, ins);
                 }
             }
         }

@@ -428,10 +428,11 @@ impl DynamicGraph {
         }
     }
 
-    /// Per update, the label in G_k of the edge it inserts or deletes
-    /// (looked up on the rayon pool, see [`parallel::wanted`]); empty when
-    /// the batch is validated sequentially, which then looks edges up as
-    /// it goes.
+    /// Per update, the label in G_k of the edge it inserts or deletes, for
+    /// batches of [`parallel::MIN_UPDATES`] or more: looked up in a pass of
+    /// its own (which overlaps the lookups' cache misses), on the rayon
+    /// pool when [`DynamicGraph::parallel`] says so. Empty for smaller
+    /// batches, whose validation looks edges up as it goes.
     fn edge_labels_before(&self, updates: &[LocatedUpdate]) -> Vec<Option<Option<Label>>> {
         let label = |lu: &LocatedUpdate| match lu.update {
             Update::AddEdge(e) | Update::RemoveEdge(e) if e.u != e.v => Some(self.edge_label(e.u, e.v)),
@@ -463,6 +464,19 @@ impl DynamicGraph {
         } else {
             deleted.iter().flat_map(both).collect()
         }
+    }
+
+    /// The arena's ids and edge labels (empty without edge labels).
+    fn arena_mut(&mut self) -> (&mut [VertexId], &mut [Label]) {
+        let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
+        (&mut self.ids, labels)
+    }
+
+    /// Entries `[a, b)` of the arena: ids and edge labels (empty without).
+    fn window_mut(&mut self, a: usize, b: usize) -> (&mut [VertexId], &mut [Label]) {
+        let (ids, labels) = self.arena_mut();
+        let labels = if labels.is_empty() { labels } else { &mut labels[a..b] };
+        (&mut ids[a..b], labels)
     }
 
     /// Arena windows `[off, off + len)` of `vs`' lists, sorted by offset,
@@ -616,17 +630,13 @@ impl DynamicGraph {
         if self.parallel(changes) {
             let mut spans: Vec<(usize, usize)> = grown.iter().map(|&v| part(self, v)).collect();
             spans.sort_unstable();
-            let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
-            parallel::for_each_window(&mut self.ids, labels, &spans, |_, ids, labels| sort(ids, labels));
+            let (ids, labels) = self.arena_mut();
+            parallel::for_each_window(ids, labels, &spans, |_, ids, labels| sort(ids, labels));
         } else {
             for v in grown {
                 let (a, b) = part(self, v);
-                let labels: &mut [Label] = if self.edge_labelled {
-                    &mut self.elabels[a..b]
-                } else {
-                    &mut []
-                };
-                sort(&mut self.ids[a..b], labels);
+                let (ids, labels) = self.window_mut(a, b);
+                sort(ids, labels);
             }
         }
     }
@@ -639,10 +649,9 @@ impl DynamicGraph {
         };
         let new_lens = self.reorganise_lists(&p.touched, &p.old, p.delta.changes());
         let mut recompute_max = false;
-        for (v, new_len) in new_lens {
+        // `base`: the list's live length before the batch
+        for (v, base, new_len) in new_lens {
             let vi = v as usize;
-            // the list's live length before the batch
-            let base = p.old[&v].len as usize;
             self.set_touched(v, false);
             self.len[vi] = new_len as u32;
             if base == self.max_degree && new_len < base {
@@ -663,28 +672,34 @@ impl DynamicGraph {
         p.delta
     }
 
-    /// [`reorganise`]s every list in `touched` (old parts' lengths in
-    /// `old`), on the rayon pool for batches of many `changes`; returns each
-    /// list's new length.
-    fn reorganise_lists(&mut self, touched: &[VertexId], old: &OldParts, changes: usize) -> Vec<(VertexId, usize)> {
+    /// [`reorganise`]s every list in `touched` (old parts in `old`), on the
+    /// rayon pool for batches of many `changes`; returns each list's vertex,
+    /// length before the batch and new length.
+    fn reorganise_lists(
+        &mut self,
+        touched: &[VertexId],
+        old: &OldParts,
+        changes: usize,
+    ) -> Vec<(VertexId, usize, usize)> {
         if self.parallel(changes) {
             let (vs, spans) = self.list_spans(touched);
-            let labels: &mut [Label] = if self.edge_labelled { &mut self.elabels } else { &mut [] };
-            let lens = parallel::for_each_window(&mut self.ids, labels, &spans, |i, ids, labels| {
-                reorganise(ids, labels, old[&vs[i]], &mut Vec::new())
+            let (ids, labels) = self.arena_mut();
+            let lens = parallel::for_each_window(ids, labels, &spans, |i, ids, labels| {
+                let part = old[&vs[i]];
+                (part.len as usize, reorganise(ids, labels, part, &mut Vec::new()))
             });
-            return vs.into_iter().zip(lens).collect();
+            return vs
+                .into_iter()
+                .zip(lens)
+                .map(|(v, (before, after))| (v, before, after))
+                .collect();
         }
         let mut scratch: Vec<(VertexId, Label)> = Vec::new();
         old.iter()
             .map(|(&v, &part)| {
-                let (s, len) = (self.off[v as usize] as usize, self.len[v as usize] as usize);
-                let labels: &mut [Label] = if self.edge_labelled {
-                    &mut self.elabels[s..s + len]
-                } else {
-                    &mut []
-                };
-                (v, reorganise(&mut self.ids[s..s + len], labels, part, &mut scratch))
+                let s = self.off[v as usize] as usize;
+                let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
+                (v, part.len as usize, reorganise(ids, labels, part, &mut scratch))
             })
             .collect()
     }
