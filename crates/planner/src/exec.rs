@@ -390,7 +390,8 @@ impl Executor {
             .extra
             .iter()
             .position(|r| (r.pos as usize) < d - 1 && r.elabel.is_none())?;
-        let (list, grouped) = self.pinned_list(g, plan, d, k);
+        let r = level.extra[k];
+        let (list, grouped) = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
         if !list.is_plain() {
             return None;
         }
@@ -414,14 +415,6 @@ impl Executor {
         for &x in entries {
             bits[x as usize >> 6] &= !(1 << (x & 63));
         }
-    }
-
-    /// The list that read `k` of level `d` pins, and whether it is a label
-    /// group.
-    fn pinned_list<'g, G: GraphView + ?Sized>(&self, g: &'g G, plan: &Plan, d: usize, k: usize) -> (Nbrs<'g>, bool) {
-        let level = &plan.levels[d];
-        let r = level.extra[k];
-        list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level))
     }
 
     /// Whether level `d` has a pinned list that is a label group.

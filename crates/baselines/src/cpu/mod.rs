@@ -88,11 +88,11 @@ fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>, built: NewGro
     g.commit();
 }
 
-/// Runs `f`, the graph side of a batch of `n` updates, inside `pool` when
-/// the batch is large enough for [`DynamicGraph`] to spread it over threads
-/// ([`DynamicGraph::PARALLEL_MIN_UPDATES`]); else on the calling thread.
-fn graph_work<R: Send>(pool: &rayon::ThreadPool, n: usize, f: impl FnOnce() -> R + Send) -> R {
-    if pool.current_num_threads() > 1 && n >= DynamicGraph::PARALLEL_MIN_UPDATES {
+/// Runs `f`, the graph side of a batch, inside `pool` when the graph
+/// `wants_pool` for it ([`DynamicGraph::wants_pool`]); else on the calling
+/// thread.
+fn graph_work<R: Send>(pool: &rayon::ThreadPool, wants_pool: bool, f: impl FnOnce() -> R + Send) -> R {
+    if wants_pool && pool.current_num_threads() > 1 {
         pool.install(f)
     } else {
         f()
@@ -687,8 +687,8 @@ impl ContinuousMatcher for CpuEngine {
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
         let t0 = Instant::now();
-        let n = batch.updates.len();
-        let skipped = graph_work(&self.pool, n, || {
+        let wants_pool = g.wants_pool(batch.updates.len());
+        let skipped = graph_work(&self.pool, wants_pool, || {
             g.stage(batch.updates, batch.source, batch.strictness)
                 .map(|d| d.skipped)
         })?;
@@ -709,7 +709,7 @@ impl ContinuousMatcher for CpuEngine {
             self.rate.observe(work, seconds);
         }
         let t2 = Instant::now();
-        graph_work(&self.pool, n, || commit_with_hubs(g, hubs, built));
+        graph_work(&self.pool, wants_pool, || commit_with_hubs(g, hubs, built));
         Ok(BatchResult {
             positive: counts.positive,
             negative: counts.negative,

@@ -87,7 +87,8 @@ impl CpuEngine {
     ) -> Result<(), InputError> {
         let (g, _, sym, hubs) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
-        graph_work(&self.pool, run.len(), || g.check(run, source))?;
+        let wants_pool = g.wants_pool(run.len());
+        graph_work(&self.pool, wants_pool, || g.check(run, source))?;
         let checked = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
@@ -125,7 +126,7 @@ impl CpuEngine {
 
         let t2 = Instant::now();
         let (g, _, _, hubs) = self.state.as_mut().expect("checked");
-        graph_work(&self.pool, run.len(), || {
+        graph_work(&self.pool, wants_pool, || {
             g.stage(run, source, Strictness::Strict)?;
             commit_with_hubs(g, hubs, NewGroups::default());
             Ok::<_, InputError>(())

@@ -704,12 +704,20 @@ impl DynamicGraph {
             .collect()
     }
 
-    /// Whether graph work over a batch of `n` changes goes to the rayon pool
-    /// ([`parallel::wanted`]): only when the arena is too large for the
-    /// cache, where threads overlap the lookups' misses. On email-Enron
-    /// (2.5 MB) staging on 16 threads was slower than on one.
+    /// Whether a batch of `n` updates (or changes) is worth spreading over
+    /// threads: [`DynamicGraph::PARALLEL_MIN_UPDATES`] or more of them, in
+    /// an arena too large for the cache, where threads overlap the lookups'
+    /// misses (on email-Enron, 2.5 MB, staging on 16 threads was slower than
+    /// on one). Callers with a pool run `stage` and `commit` inside it when
+    /// this holds.
+    pub fn wants_pool(&self, n: usize) -> bool {
+        n >= Self::PARALLEL_MIN_UPDATES && self.ids.len() >= self.parallel_min_arena.unwrap_or(Self::PARALLEL_MIN_ARENA)
+    }
+
+    /// Whether graph work over `n` updates or changes goes to the rayon
+    /// pool: [`DynamicGraph::wants_pool`], and called inside a pool.
     fn parallel(&self, n: usize) -> bool {
-        self.ids.len() >= self.parallel_min_arena.unwrap_or(Self::PARALLEL_MIN_ARENA) && parallel::wanted(n)
+        self.wants_pool(n) && parallel::in_pool()
     }
 
     /// Sets the arena size (entries) from which large batches go to the

@@ -18,11 +18,11 @@ pub(super) const MIN_UPDATES: usize = 2048;
 /// cache.
 pub(super) const MIN_ARENA: usize = 1 << 20;
 
-/// Whether work over `n` updates should go to the rayon pool: only from
-/// inside a pool (e.g. a matcher's `pool.install`) of 2 or more threads,
-/// so that callers that never asked for threads stay on theirs.
-pub(super) fn wanted(n: usize) -> bool {
-    n >= MIN_UPDATES && rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1
+/// Whether the caller runs inside a rayon pool (e.g. a matcher's
+/// `pool.install`) of 2 or more threads: callers that never asked for
+/// threads stay on theirs.
+pub(super) fn in_pool() -> bool {
+    rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1
 }
 
 /// Disjoint mutable windows `arena[s..e]` for `spans` sorted by start and
