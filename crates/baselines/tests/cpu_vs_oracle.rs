@@ -11,7 +11,7 @@ use csm_baselines::oracle::{BruteForce, Vf2};
 use csm_baselines::{CpuEngine, HubRule};
 use csm_engine::{Batch, ContinuousMatcher, StaticMatcher};
 use csm_graph::{CsrGraph, Strictness};
-use csm_planner::{CostOrder, GcsmOrder, OrderStrategy, SampledOrder};
+use csm_planner::{drop_trivial_edge_labels, CostOrder, GcsmOrder, OrderStrategy, SampledOrder};
 use proptest::prelude::*;
 use rand::Rng;
 
@@ -78,6 +78,39 @@ proptest! {
     #[test]
     fn parallel_engine_matches(seed in any::<u64>()) {
         check_case(seed, seed % 2 == 0, true, 3, (seed % 3) as u8)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// CSM-study files spell `e u v 0` on every edge. With edge labels that
+    /// are all zero dropped from graph and query (`drop_trivial_edge_labels`,
+    /// as the `csm` commands do), counts equal the oracle's on the labelled
+    /// inputs; a query edge with another label still matches nothing.
+    #[test]
+    fn dropped_zero_edge_labels_match(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let (vl, mut model) = random_stream_graph(&mut r, Some(1));
+        let k = r.random_range(2..=5usize);
+        let q = random_query(&mut r, k, 0.3, vl, Some(if seed % 4 == 0 { 2 } else { 1 }));
+        let (mut g, mut dropped) = (model.to_data(), q.clone());
+        prop_assert!(g.edge_labelled && q.edge_labelled());
+        // the stream below inserts label 0 only (`elabels: Some(1)`)
+        drop_trivial_edge_labels(&mut g, &[], &mut dropped);
+        prop_assert!(!g.edge_labelled);
+        prop_assert_eq!(dropped.edge_labelled(), !q.edge_labels_all_zero());
+        let mut eng = engine_with(1 + (seed % 2) as usize * 2, (seed % 3) as u8);
+        eng.init(&g, &dropped).expect("init");
+        let spec = StreamSpec {
+            batches: 3,
+            max_len: 12,
+            vlabels: vl,
+            elabels: Some(1),
+            vertex_ops: true,
+        };
+        check_set_differences(&mut eng, &mut r, &mut model, &q, spec)
+            .map_err(|e| TestCaseError::fail(format!("seed {seed}: {e}")))?;
     }
 }
 
@@ -263,6 +296,90 @@ fn labels_near_the_top_of_u32_match_the_oracles() {
                     want,
                     "seed {seed} {name}"
                 );
+            }
+        }
+    }
+}
+
+/// Plans made on a graph whose vertices all carry the query's one label
+/// skip label checks; a batch that adds a vertex of another label must not
+/// let it match (found by `dropped_zero_edge_labels_match`: a 3-path query
+/// counted a path through a new vertex labelled 1). Every registered
+/// continuous engine, against the brute-force set differences.
+#[test]
+fn vertices_of_a_new_label_do_not_match_plans_of_one_label() {
+    use csm_baselines::oracle::embeddings;
+    use csm_baselines::registry::{continuous_engine, EngineOptions, ENGINES};
+    use csm_graph::{Edge, LocatedUpdate, Update};
+    let e = |u, v| Edge::new(u, v, 0);
+    let g0 = Model {
+        labels: (0..5).map(|v| (v, 0)).collect(),
+        edges: [(0, 1), (0, 4), (1, 2), (1, 3), (2, 3), (3, 4)]
+            .into_iter()
+            .map(|k| (k, 0))
+            .collect(),
+        edge_labelled: false,
+    };
+    let batches = [
+        vec![
+            Update::AddEdge(e(0, 2)),
+            Update::RemoveEdge(e(2, 1)),
+            Update::AddVertex { id: 5, label: 1 },
+            Update::RemoveEdge(e(1, 0)),
+            Update::AddEdge(e(5, 3)),
+        ],
+        vec![
+            Update::RemoveVertex { id: 1 },
+            Update::AddEdge(e(4, 5)),
+            Update::RemoveEdge(e(3, 5)),
+            Update::AddVertex { id: 6, label: 1 },
+        ],
+        vec![
+            Update::AddEdge(e(6, 4)),
+            Update::AddEdge(e(6, 0)),
+            Update::AddEdge(e(5, 0)),
+        ],
+    ];
+    let queries = [
+        csm_planner::QueryGraph::new(vec![0, 0, 0], &[(0, 1, 0), (0, 2, 0)], false).unwrap(),
+        csm_planner::QueryGraph::new(vec![0, 0, 0], &[(0, 1, 0), (1, 2, 0), (0, 2, 0)], false).unwrap(),
+    ];
+    for q in &queries {
+        for &name in ENGINES {
+            for threads in [1, 3] {
+                let opts = EngineOptions {
+                    threads,
+                    ..EngineOptions::default()
+                };
+                let mut eng = continuous_engine(name, &opts).expect("registered engine");
+                let mut model = g0.clone();
+                eng.init(&model.to_data(), q).expect("init");
+                for (b, ups) in batches.iter().enumerate() {
+                    let before = embeddings(&model.to_data(), q);
+                    ups.iter().for_each(|u| model.apply(u));
+                    let after = embeddings(&model.to_data(), q);
+                    let batch: Vec<LocatedUpdate> = ups
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &update)| LocatedUpdate { line: i + 1, update })
+                        .collect();
+                    let res = eng
+                        .process(csm_engine::Batch {
+                            updates: &batch,
+                            source: "t",
+                            strictness: Strictness::Strict,
+                        })
+                        .expect("valid batch");
+                    let want = (
+                        after.difference(&before).count() as u64,
+                        before.difference(&after).count() as u64,
+                    );
+                    assert_eq!(
+                        (res.positive, res.negative),
+                        want,
+                        "{name}, {threads} threads, batch {b}, {q:?}"
+                    );
+                }
             }
         }
     }

@@ -269,6 +269,14 @@ impl StreamArgs {
 /// Splits `g` GCSM-style, or reads the update file. `default_fraction` is
 /// used when no stream option was given; without it the workload is `g`
 /// with no updates.
+/// Drops edge labels that are all zero in the graph, the updates' inserts
+/// and the query ([`csm_planner::drop_trivial_edge_labels`]: CSM-study files
+/// write `e u v 0` on every edge), so that matching takes the unlabelled
+/// paths; counts are unchanged.
+pub fn drop_zero_edge_labels(g: &mut GraphData, updates: &[LocatedUpdate], q: &mut QueryGraph) {
+    csm_planner::drop_trivial_edge_labels(g, updates.iter().map(|u| &u.update), q);
+}
+
 pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> Result<Workload> {
     if let Some(path) = &s.updates {
         let updates = format::read_updates_file(path)?;

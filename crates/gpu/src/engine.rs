@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
-use csm_planner::{static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
+use csm_planner::{labels_plans_skip, static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
 
 use crate::cache::{
@@ -506,6 +506,24 @@ impl ContinuousMatcher for GpuEngine {
         let st = state
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised(name.clone()))?;
+        // plans made on a graph of the query's one label skip label checks:
+        // a batch adding a vertex of another label gets new plans first
+        let added = labels_plans_skip(
+            &st.plans.plans[0].plan,
+            &st.plans.query,
+            batch.updates.iter().map(|u| &u.update),
+        );
+        if !added.is_empty() {
+            let mut stats = GraphStats::of(&st.graph);
+            added.iter().for_each(|&l| stats.add_vertex_label(l));
+            let q = st.plans.query.clone();
+            st.plans = QueryPlans::new(&q, self.order.as_ref(), &stats, self.symmetry).map_err(|e| {
+                EngineError::Unsupported {
+                    engine: name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+        }
         let t0 = Instant::now();
         let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
         let changed = changed_vertices(&st.graph);

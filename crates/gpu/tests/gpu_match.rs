@@ -186,6 +186,36 @@ fn vertices_added_mid_stream_match_cpu() {
     }
 }
 
+/// A graph of one label gets plans that skip label checks; a batch adding
+/// vertices of another label (joined to label-0 vertices) must not let them
+/// match. The CPU reference is checked against brute force by
+/// `vertices_of_a_new_label_do_not_match_plans_of_one_label` (baselines).
+#[test]
+fn vertices_of_a_new_label_match_cpu() {
+    use csm_graph::{Edge, Update};
+    let g0 = er_graph(60, 400, 1, None, 41);
+    let line = |i: usize, update| LocatedUpdate { line: i + 1, update };
+    let grow: Vec<LocatedUpdate> = std::iter::once(Update::AddVertex { id: 60, label: 1 })
+        .chain((0..20u32).map(|v| Update::AddEdge(Edge::new(60, v, 0))))
+        .enumerate()
+        .map(|(i, u)| line(i, u))
+        .collect();
+    let more: Vec<LocatedUpdate> = (20..30u32)
+        .enumerate()
+        .map(|(i, v)| line(i, Update::AddEdge(Edge::new(60, v, 0))))
+        .collect();
+    let batches = vec![grow, more];
+    for q in [query("triangle", &[0]), query("diamond", &[0])] {
+        let want = cpu_results(&g0, &q, &batches);
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, &q, &batches, &want, &format!("new label/{}", v.name()));
+        }
+    }
+}
+
 #[test]
 fn full_cache_reads_no_host_bytes_and_zp_does() {
     let g = rmat_graph(10, 8000, 2, None, 29);

@@ -97,4 +97,9 @@ impl GraphData {
         l.dedup();
         l.len()
     }
+    /// Whether every edge carries [`NO_EDGE_LABEL`] (always so without edge
+    /// labels): such labels cannot tell two edges apart.
+    pub fn edge_labels_all_zero(&self) -> bool {
+        !self.edge_labelled || self.edges.iter().all(|e| e.label == NO_EDGE_LABEL)
+    }
 }

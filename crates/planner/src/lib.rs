@@ -15,8 +15,10 @@ pub mod symmetry;
 pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};
 pub use exec::{Executor, NoVisitor, SharedMemo, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
-pub use plan::{delta_plans, delta_plans_on, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign};
-pub use query::{QVertex, QueryError, QueryGraph};
+pub use plan::{
+    delta_plans, delta_plans_on, labels_plans_skip, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign,
+};
+pub use query::{drop_trivial_edge_labels, QVertex, QueryError, QueryGraph};
 pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
 pub use symmetry::{

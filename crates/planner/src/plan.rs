@@ -276,6 +276,32 @@ fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
     !q.labels().iter().all(|&l| stats.only_label(l))
 }
 
+/// Labels of the vertices that `updates` add and that `plan`, made for `q` on
+/// a graph whose every vertex carried the query's one label, would not check
+/// ([`Plan::check_labels`] false). Such plans must be made again, with the
+/// labels added to the statistics ([`GraphStats::add_vertex_label`]), before
+/// the batch is matched; empty when the plan checks labels or no update adds
+/// such a vertex.
+pub fn labels_plans_skip<'u>(
+    plan: &Plan,
+    q: &QueryGraph,
+    updates: impl IntoIterator<Item = &'u csm_graph::Update>,
+) -> Vec<Label> {
+    if plan.check_labels {
+        return Vec::new();
+    }
+    let mut out: Vec<Label> = updates
+        .into_iter()
+        .filter_map(|u| match *u {
+            csm_graph::Update::AddVertex { label, .. } if label != q.label(0) => Some(label),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The full-matching plan: every relation read in `version`.
 pub fn static_plan(q: &QueryGraph, strategy: &dyn OrderStrategy, stats: &GraphStats, version: Version) -> Plan {
     static_plan_from(q, strategy.order(q, &[], stats), stats, version)

@@ -1,6 +1,6 @@
 //! [`QueryGraph`]: a small connected labelled pattern (up to 32 vertices).
 
-use csm_graph::{GraphData, Label, ABSENT};
+use csm_graph::{GraphData, Label, Update, ABSENT, NO_EDGE_LABEL};
 
 /// Query vertex index (0..n).
 pub type QVertex = usize;
@@ -146,6 +146,11 @@ impl QueryGraph {
     pub fn edge_labelled(&self) -> bool {
         self.edge_labelled
     }
+    /// Whether every edge label is [`NO_EDGE_LABEL`] (always so without edge
+    /// labels).
+    pub fn edge_labels_all_zero(&self) -> bool {
+        !self.edge_labelled || self.edges.iter().all(|e| e.2 == NO_EDGE_LABEL)
+    }
 
     /// Number of label- and edge-label-preserving automorphisms, |Aut(Q)|.
     pub fn automorphism_count(&self) -> u64 {
@@ -176,5 +181,94 @@ impl QueryGraph {
             total
         }
         rec(self, 0, &mut map, &mut used)
+    }
+}
+
+/// Drops edge labels that cannot tell edges apart, so that matching takes the
+/// unlabelled paths (plain lists, vectorised merges, counting shortcuts)
+/// instead of checking a label at every list entry.
+///
+/// When every edge of `g` and every edge that `updates` insert carries
+/// [`NO_EDGE_LABEL`], the graph keeps that one label throughout the stream,
+/// so its edge labels are dropped; when, besides, every edge of `q` carries
+/// it, a query edge and a data edge always agree on the label and the
+/// query's are dropped too. Counts are unchanged: a query edge with another
+/// label still matches nothing, as data edges without labels read as
+/// [`NO_EDGE_LABEL`]. Returns whether the query's labels were dropped.
+///
+/// Files in the CSM-study format spell out a label on every edge (`e u v 0`),
+/// so this is the common case for its datasets and queries; the `csm`
+/// commands apply it to every input.
+pub fn drop_trivial_edge_labels<'u>(
+    g: &mut GraphData,
+    updates: impl IntoIterator<Item = &'u Update>,
+    q: &mut QueryGraph,
+) -> bool {
+    let inserts_zero = updates
+        .into_iter()
+        .all(|u| !matches!(u, Update::AddEdge(e) if e.label != NO_EDGE_LABEL));
+    if !(inserts_zero && g.edge_labels_all_zero()) {
+        return false;
+    }
+    g.edge_labelled = false;
+    if !q.edge_labels_all_zero() {
+        return false;
+    }
+    q.edge_labelled = false;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csm_graph::Edge;
+
+    fn graph(labels: &[Label]) -> GraphData {
+        let edges = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| Edge::new(i as u32, i as u32 + 1, l))
+            .collect();
+        GraphData {
+            labels: vec![0; labels.len() + 1],
+            edges,
+            edge_labelled: true,
+        }
+    }
+
+    fn path(labels: &[Label]) -> QueryGraph {
+        QueryGraph::from_data(&graph(labels)).unwrap()
+    }
+
+    #[test]
+    fn zero_labels_everywhere_are_dropped() {
+        let (mut g, mut q) = (graph(&[0, 0, 0]), path(&[0, 0]));
+        let ups = [
+            Update::AddEdge(Edge::new(0, 2, 0)),
+            Update::RemoveEdge(Edge::new(0, 1, 5)),
+        ];
+        assert!(drop_trivial_edge_labels(&mut g, &ups, &mut q));
+        assert!(!g.edge_labelled && !q.edge_labelled());
+        assert_eq!(q.automorphism_count(), path(&[0, 0]).automorphism_count());
+    }
+
+    #[test]
+    fn a_label_anywhere_keeps_what_it_must() {
+        // a labelled insert: the graph may come to hold label 3
+        let (mut g, mut q) = (graph(&[0, 0]), path(&[0]));
+        assert!(!drop_trivial_edge_labels(
+            &mut g,
+            &[Update::AddEdge(Edge::new(0, 2, 3))],
+            &mut q
+        ));
+        assert!(g.edge_labelled && q.edge_labelled());
+        // a labelled data edge
+        let (mut g, mut q) = (graph(&[0, 1]), path(&[0]));
+        assert!(!drop_trivial_edge_labels(&mut g, &[], &mut q));
+        assert!(g.edge_labelled && q.edge_labelled());
+        // a labelled query edge: it can match nothing, and keeps its label
+        let (mut g, mut q) = (graph(&[0, 0]), path(&[0, 2]));
+        assert!(!drop_trivial_edge_labels(&mut g, &[], &mut q));
+        assert!(!g.edge_labelled && q.edge_labelled());
     }
 }

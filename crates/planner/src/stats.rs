@@ -31,6 +31,13 @@ impl GraphStats {
         }
     }
 
+    /// Counts one more vertex labelled `l` (a vertex a batch is about to
+    /// add: see [`crate::labels_plans_skip`]).
+    pub fn add_vertex_label(&mut self, l: Label) {
+        *self.label_freq.entry(l).or_insert(0) += 1;
+        self.num_vertices += 1;
+    }
+
     pub fn freq(&self, l: Label) -> usize {
         self.label_freq.get(&l).copied().unwrap_or(0)
     }

@@ -14,12 +14,12 @@ use std::time::Instant;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
     BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs,
-    NewGroups, UpdateVersions, Version, VertexId,
+    Label, LocatedUpdate, NewGroups, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
-    automorphisms, break_symmetry, delta_plans_on, for_each_seed, seed_fits, single_edge_restricted, static_plan_on,
-    DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, SharedMemo, Sign,
-    MAX_AUTOMORPHISMS,
+    automorphisms, break_symmetry, delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted,
+    static_plan_on, DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, SharedMemo,
+    Sign, MAX_AUTOMORPHISMS,
 };
 use rayon::prelude::*;
 
@@ -32,15 +32,18 @@ mod overlap;
 /// [`count_split`]).
 const NARROW_TASKS: usize = 8;
 
+/// A registered query's state: graph, delta plans, their symmetry, hubs, query.
+type Registered = (DynamicGraph, Vec<DeltaPlan>, Symmetry, Option<Hubs>, QueryGraph);
+
 /// Configuration shared by the static and continuous modes.
 #[derive(Clone)]
 pub struct CpuEngine {
     order: Arc<dyn OrderStrategy>,
     pool: Arc<rayon::ThreadPool>,
-    /// The graph, its delta plans and their symmetry, and the hubs whose
-    /// lists batches read by label ([`HubLabelGroups`]; `None` when the
-    /// plans do not check labels or label groups are off).
-    state: Option<(DynamicGraph, Vec<DeltaPlan>, Symmetry, Option<Hubs>)>,
+    /// The graph, its delta plans and their symmetry, the hubs whose lists
+    /// batches read by label ([`HubLabelGroups`]; `None` when the plans do
+    /// not check labels or label groups are off), and the query.
+    state: Option<Registered>,
     symmetry: bool,
     threads: usize,
     /// Batches estimated below this much work run on the caller's thread
@@ -659,14 +662,15 @@ impl StaticMatcher for CpuEngine {
     }
 }
 
-impl ContinuousMatcher for CpuEngine {
-    fn name(&self) -> &str {
-        "cpu"
-    }
-    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        let dg = DynamicGraph::from_data(g)?;
-        let stats = csm_planner::GraphStats::of(&dg);
-        let plans = delta_plans_on(q, self.order.as_ref(), &stats, &dg);
+impl CpuEngine {
+    /// Delta plans of `q` on `dg`, their symmetry and the hubs to group;
+    /// `added` names labels of vertices a batch is about to add.
+    fn planned(&self, dg: &DynamicGraph, q: &QueryGraph, added: &[Label]) -> (Vec<DeltaPlan>, Symmetry, Option<Hubs>) {
+        let mut stats = csm_planner::GraphStats::of(dg);
+        for &l in added {
+            stats.add_vertex_label(l);
+        }
+        let plans = delta_plans_on(q, self.order.as_ref(), &stats, dg);
         let sym = if self.symmetry {
             Symmetry::of(q, &plans)
         } else {
@@ -675,14 +679,46 @@ impl ContinuousMatcher for CpuEngine {
         let check_labels = plans.first().is_some_and(|p| p.plan.check_labels);
         let rule = self.hub_rule;
         let hubs = (self.by_label && check_labels && q.num_vertices() >= rule.min_query)
-            .then(|| Hubs::of(&dg, rule.min_degree));
-        self.state = Some((dg, plans, sym, hubs));
+            .then(|| Hubs::of(dg, rule.min_degree));
+        (plans, sym, hubs)
+    }
+
+    /// Plans made on a graph of the query's one label skip label checks; a
+    /// batch that adds a vertex of another label gets new plans first.
+    fn replan_for_new_labels(&mut self, updates: &[LocatedUpdate]) {
+        let Some((g, plans, _, _, q)) = self.state.as_ref() else {
+            return;
+        };
+        let Some(first) = plans.first() else {
+            return;
+        };
+        let added = labels_plans_skip(&first.plan, q, updates.iter().map(|u| &u.update));
+        if added.is_empty() {
+            return;
+        }
+        let (plans, sym, hubs) = self.planned(g, q, &added);
+        let state = self.state.as_mut().expect("checked above");
+        (state.1, state.2, state.3) = (plans, sym, hubs);
+        self.exec = Executor::default();
+        self.rate = WorkRate::default();
+    }
+}
+
+impl ContinuousMatcher for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
+        let dg = DynamicGraph::from_data(g)?;
+        let (plans, sym, hubs) = self.planned(&dg, q, &[]);
+        self.state = Some((dg, plans, sym, hubs, q.clone()));
         self.rate = WorkRate::default();
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        self.replan_for_new_labels(batch.updates);
         let min_work = self.parallel_bound();
-        let (g, plans, sym, hubs) = self
+        let (g, plans, sym, hubs, _) = self
             .state
             .as_mut()
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;

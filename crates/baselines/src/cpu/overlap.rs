@@ -85,7 +85,7 @@ impl CpuEngine {
         source: &str,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), InputError> {
-        let (g, _, sym, hubs) = self.state.as_mut().expect("overlaps() checked");
+        let (g, _, sym, hubs, _) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
         let wants_pool = g.wants_pool(run.len());
         graph_work(&self.pool, wants_pool, || g.check(run, source))?;
@@ -125,7 +125,7 @@ impl CpuEngine {
         let wall = t1.elapsed().as_secs_f64();
 
         let t2 = Instant::now();
-        let (g, _, _, hubs) = self.state.as_mut().expect("checked");
+        let (g, _, _, hubs, _) = self.state.as_mut().expect("checked");
         graph_work(&self.pool, wants_pool, || {
             g.stage(run, source, Strictness::Strict)?;
             commit_with_hubs(g, hubs, NewGroups::default());

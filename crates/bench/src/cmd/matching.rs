@@ -34,8 +34,9 @@ pub struct MatchArgs {
 }
 
 pub fn run(args: MatchArgs) -> Result<()> {
-    let g = args.graph.load()?;
-    let q = args.query.load()?;
+    let mut g = args.graph.load()?;
+    let mut q = args.query.load()?;
+    crate::input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
     let engine = args.engine.static_engine()?;
     let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
         e.source_name = g.name.clone();

@@ -208,7 +208,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
     if query_specs.is_empty() {
         bail!("--queries: no query named");
     }
-    let queries: Vec<LoadedQuery> = query_specs
+    let mut queries: Vec<LoadedQuery> = query_specs
         .iter()
         .map(|s| input::load_query(s, None))
         .collect::<Result<_>>()?;
@@ -216,7 +216,10 @@ pub fn run(args: SweepArgs) -> Result<()> {
     std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create directory", args.out.display()))?;
 
     let g = args.graph.load()?;
-    let w = input::workload(g.data, &args.stream, Some(DEFAULT_SWEEP_FRACTION))?;
+    let mut w = input::workload(g.data, &args.stream, Some(DEFAULT_SWEEP_FRACTION))?;
+    for q in &mut queries {
+        input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
+    }
     if w.updates.is_empty() {
         bail!("the stream is empty; nothing to sweep");
     }

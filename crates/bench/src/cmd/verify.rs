@@ -89,14 +89,15 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let names = engine_list(&args.engines)?;
     let g = args.graph.load()?;
     let graph_name = g.name.clone();
-    let q = args.query.load()?;
+    let mut q = args.query.load()?;
     let opts = input::engine_options(args.threads, &args.order)?;
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
     } else {
         Strictness::Strict
     };
-    let w = input::workload(g.data, &args.stream, None)?;
+    let mut w = input::workload(g.data, &args.stream, None)?;
+    input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
     let mut skipped: Vec<(String, String)> = Vec::new();
 
     // Static counts on G0.
