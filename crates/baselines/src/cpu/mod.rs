@@ -54,6 +54,9 @@ pub struct CpuEngine {
     exec: Executor,
     /// Per-update list versions of overlapped runs (buffers reused).
     versions: UpdateVersions,
+    /// Whether one-at-a-time runs pay for their list versions
+    /// ([`overlap::OverlapChoice`]).
+    overlap: overlap::OverlapChoice,
     /// Static counts read label groups ([`CsrByLabel`]) when labels matter.
     by_label: bool,
     /// When batches read hub lists by label ([`HubLabelGroups`]).
@@ -120,6 +123,7 @@ impl CpuEngine {
             rate: WorkRate::default(),
             exec: Executor::new(),
             versions: UpdateVersions::new(),
+            overlap: overlap::OverlapChoice::default(),
             by_label: true,
             hub_rule: HubRule::default(),
         })
@@ -713,6 +717,7 @@ impl ContinuousMatcher for CpuEngine {
         let (plans, sym, hubs) = self.planned(&dg, q, &[]);
         self.state = Some((dg, plans, sym, hubs, q.clone()));
         self.rate = WorkRate::default();
+        self.overlap = overlap::OverlapChoice::default();
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {

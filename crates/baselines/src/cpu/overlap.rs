@@ -32,6 +32,49 @@ use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, Cpu
 /// Most updates in one overlapped run.
 const RUN_MAX: usize = 4096;
 
+/// Most updates in a run that measures whether overlapping pays (the first
+/// run of a stream, and the first after a sequential span).
+const PROBE_RUN: usize = 256;
+
+/// Updates processed one by one after a run showed that overlapping did not
+/// pay, before the next probe.
+const SEQUENTIAL_SPAN: usize = 4096;
+
+/// One by one is chosen only below this fraction of the overlapped run's
+/// time (the 4-clique on Enron is within noise of even and stays
+/// overlapped; the triangle is at about half).
+const SEQUENTIAL_MARGIN: f64 = 0.75;
+
+/// Whether overlapping pays for the query and stream at hand. An overlapped
+/// run copies each update's endpoint lists into versions; for the lightest
+/// queries (a triangle's update is one intersection of those same lists)
+/// that copy costs as much as the matching it lets run in parallel, and on
+/// two threads the run took 2-3× as long as one thread. Each overlapped run
+/// measures both sides (its own wall time, and the matching time its
+/// updates took summed over threads, i.e. what one thread would spend);
+/// when one by one would have been clearly quicker ([`SEQUENTIAL_MARGIN`]), the next [`SEQUENTIAL_SPAN`]
+/// updates go one by one, then a short run ([`PROBE_RUN`]) measures again.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct OverlapChoice {
+    /// Updates left to process one by one.
+    sequential_left: usize,
+    /// Whether the next run is a probe (capped at [`PROBE_RUN`]).
+    measured: bool,
+    /// Graph-update seconds per update when processed one by one (latest
+    /// sequential span), if measured.
+    update_seconds_each: Option<f64>,
+}
+
+/// What an overlapped run measured.
+struct RunClock {
+    /// Wall seconds of the whole run (validation, versions, matching, staging).
+    wall: f64,
+    /// Matching seconds summed over its updates.
+    matching: f64,
+    /// Validation, staging and commit seconds.
+    updating: f64,
+}
+
 /// Most list entries a run may copy into its versions (64 MiB of ids): a
 /// run that keeps touching a hub ends early instead.
 const RUN_MAX_ENTRIES: usize = 1 << 24;
@@ -60,16 +103,43 @@ impl CpuEngine {
         let mut seen = HashSet::new();
         let mut rest = batch.updates;
         while !rest.is_empty() {
+            if self.overlap.sequential_left > 0 {
+                let (span, tail) = rest.split_at(self.overlap.sequential_left.min(rest.len()));
+                let from = out.len();
+                process_each_sequentially(self, Batch { updates: span, ..batch }, out)?;
+                let updating: f64 = out[from..].iter().map(|r| r.update_seconds).sum();
+                self.overlap.update_seconds_each = Some(updating / span.len() as f64);
+                self.overlap.sequential_left -= span.len();
+                rest = tail;
+                continue;
+            }
             let g = &self.state.as_ref().expect("overlaps() checked").0;
-            let n = run_len(g, rest, &mut seen).max(1);
+            let cap = if self.overlap.measured { RUN_MAX } else { PROBE_RUN };
+            let n = run_len(g, &rest[..rest.len().min(cap)], &mut seen).max(1);
             let (run, tail) = rest.split_at(n);
             let sub = Batch { updates: run, ..batch };
-            if n == 1 || self.process_run(run, batch.source, out).is_err() {
-                process_each_sequentially(self, sub, out)?;
+            match (n > 1).then(|| self.process_run(run, batch.source, out)) {
+                Some(Ok(clock)) => self.choose(&clock, n),
+                _ => process_each_sequentially(self, sub, out)?,
             }
             rest = tail;
         }
         Ok(())
+    }
+
+    /// After an overlapped run of `n` updates: one by one for a while if
+    /// that would have been quicker ([`OverlapChoice`]).
+    fn choose(&mut self, clock: &RunClock, n: usize) {
+        let updating = self
+            .overlap
+            .update_seconds_each
+            .map_or(clock.updating, |each| each * n as f64);
+        let one_by_one = clock.matching + updating;
+        self.overlap.measured = true;
+        if one_by_one < SEQUENTIAL_MARGIN * clock.wall {
+            self.overlap.sequential_left = SEQUENTIAL_SPAN;
+            self.overlap.measured = false;
+        }
     }
 
     /// Validates `run` (strictly; on error nothing changes and nothing is
@@ -84,7 +154,7 @@ impl CpuEngine {
         run: &[LocatedUpdate],
         source: &str,
         out: &mut Vec<BatchResult>,
-    ) -> Result<(), InputError> {
+    ) -> Result<RunClock, InputError> {
         let (g, _, sym, hubs, _) = self.state.as_mut().expect("overlaps() checked");
         let t0 = Instant::now();
         let wants_pool = g.wants_pool(run.len());
@@ -131,7 +201,8 @@ impl CpuEngine {
             commit_with_hubs(g, hubs, NewGroups::default());
             Ok::<_, InputError>(())
         })?;
-        let updating = (checked + t2.elapsed().as_secs_f64()) / run.len() as f64;
+        let staged = t2.elapsed().as_secs_f64();
+        let updating = (checked + staged) / run.len() as f64;
         let own: f64 = counted.iter().map(|c| c.1).sum();
         out.extend(counted.into_iter().map(|(c, t)| BatchResult {
             positive: c.positive,
@@ -145,7 +216,11 @@ impl CpuEngine {
             skipped: 0,
             extra: Default::default(),
         }));
-        Ok(())
+        Ok(RunClock {
+            wall: checked + wall + staged,
+            matching: own,
+            updating: checked + staged,
+        })
     }
 }
 
@@ -188,4 +263,70 @@ fn run_edges(g: &DynamicGraph, run: &[LocatedUpdate]) -> Vec<(Edge, bool)> {
             _ => unreachable!("run_len() admits edge updates only"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use csm_engine::ContinuousMatcher;
+    use csm_graph::gen::{graph_from_pairs, make_stream, rmat, standard_query, StreamAmount};
+    use csm_planner::{GcsmOrder, QueryGraph};
+
+    use super::*;
+
+    #[test]
+    fn one_by_one_only_when_clearly_quicker() {
+        let mut e = CpuEngine::new(2, Arc::new(GcsmOrder)).expect("pool");
+        let clock = |wall, matching, updating| RunClock {
+            wall,
+            matching,
+            updating,
+        };
+        e.choose(&clock(1.0, 0.4, 0.2), 100);
+        assert_eq!(
+            (e.overlap.sequential_left, e.overlap.measured),
+            (SEQUENTIAL_SPAN, false)
+        );
+        e.overlap = OverlapChoice::default();
+        e.choose(&clock(1.0, 0.7, 0.2), 100);
+        assert_eq!((e.overlap.sequential_left, e.overlap.measured), (0, true));
+        // a measured one-by-one update cost replaces the run's
+        e.overlap.update_seconds_each = Some(1e-4);
+        e.choose(&clock(1.0, 0.6, 0.3), 100);
+        assert_eq!(e.overlap.sequential_left, SEQUENTIAL_SPAN);
+    }
+
+    /// A stream that alternates overlapped runs and one-by-one spans (forced
+    /// after the first probe, then left to the engine) gives every update
+    /// the result the one-thread engine gives it (which the oracle tests
+    /// check).
+    #[test]
+    fn spans_one_by_one_give_the_same_results() {
+        let pairs = rmat(9, 3_000, 0.57, 0.19, 0.19, 5);
+        let g = graph_from_pairs(1 << 9, &pairs, vec![0; 1 << 9], None);
+        let (g0, stream) = make_stream(&g, StreamAmount::Count(1_500), 0.5, 9);
+        for name in ["triangle", "diamond"] {
+            let q = QueryGraph::from_data(&standard_query(name).expect("standard")).expect("valid");
+            let batch = |updates| Batch {
+                updates,
+                source: "test",
+                strictness: Strictness::Strict,
+            };
+            let mut one = CpuEngine::new(1, Arc::new(GcsmOrder)).expect("pool");
+            one.init(&g0, &q).expect("init");
+            let mut want = Vec::new();
+            one.process_each(batch(&stream), &mut want).expect("valid stream");
+
+            let mut two = CpuEngine::new(2, Arc::new(GcsmOrder)).expect("pool");
+            two.init(&g0, &q).expect("init");
+            let mut got = Vec::new();
+            let (head, tail) = stream.split_at(300);
+            two.process_each(batch(head), &mut got).expect("valid stream");
+            two.overlap.sequential_left = 700;
+            two.process_each(batch(tail), &mut got).expect("valid stream");
+            let pairs = |rs: &[BatchResult]| rs.iter().map(|r| (r.positive, r.negative)).collect::<Vec<_>>();
+            assert_eq!(pairs(&got), pairs(&want), "{name}");
+        }
+    }
 }
