@@ -52,14 +52,17 @@ const SEQUENTIAL_MARGIN: f64 = 0.75;
 /// two threads the run took 2-3× as long as one thread. Each overlapped run
 /// measures both sides (its own wall time, and the matching time its
 /// updates took summed over threads, i.e. what one thread would spend);
-/// when one by one would have been clearly quicker ([`SEQUENTIAL_MARGIN`]), the next [`SEQUENTIAL_SPAN`]
-/// updates go one by one, then a short run ([`PROBE_RUN`]) measures again.
+/// when one by one would have been clearly quicker ([`SEQUENTIAL_MARGIN`])
+/// in two runs in a row, the next [`SEQUENTIAL_SPAN`] updates go one by one,
+/// then a short run ([`PROBE_RUN`]) measures again.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct OverlapChoice {
     /// Updates left to process one by one.
     sequential_left: usize,
     /// Whether the next run is a probe (capped at [`PROBE_RUN`]).
     measured: bool,
+    /// Consecutive runs that found one by one quicker (two switch).
+    strikes: u8,
     /// Graph-update seconds per update when processed one by one (latest
     /// sequential span), if measured.
     update_seconds_each: Option<f64>,
@@ -136,7 +139,14 @@ impl CpuEngine {
             .map_or(clock.updating, |each| each * n as f64);
         let one_by_one = clock.matching + updating;
         self.overlap.measured = true;
-        if one_by_one < SEQUENTIAL_MARGIN * clock.wall {
+        if one_by_one >= SEQUENTIAL_MARGIN * clock.wall {
+            self.overlap.strikes = 0;
+        } else if self.overlap.strikes == 0 {
+            // once may be noise (a thread descheduled): probe again
+            self.overlap.strikes = 1;
+            self.overlap.measured = false;
+        } else {
+            self.overlap.strikes = 0;
             self.overlap.sequential_left = SEQUENTIAL_SPAN;
             self.overlap.measured = false;
         }
@@ -283,16 +293,25 @@ mod tests {
             matching,
             updating,
         };
+        // once probes again, twice in a row switches
+        e.choose(&clock(1.0, 0.4, 0.2), 100);
+        assert_eq!((e.overlap.sequential_left, e.overlap.measured), (0, false));
         e.choose(&clock(1.0, 0.4, 0.2), 100);
         assert_eq!(
             (e.overlap.sequential_left, e.overlap.measured),
             (SEQUENTIAL_SPAN, false)
         );
+        // a run that paid in between resets the count
         e.overlap = OverlapChoice::default();
+        e.choose(&clock(1.0, 0.4, 0.2), 100);
         e.choose(&clock(1.0, 0.7, 0.2), 100);
         assert_eq!((e.overlap.sequential_left, e.overlap.measured), (0, true));
+        e.choose(&clock(1.0, 0.4, 0.2), 100);
+        assert_eq!(e.overlap.sequential_left, 0);
         // a measured one-by-one update cost replaces the run's
+        e.overlap = OverlapChoice::default();
         e.overlap.update_seconds_each = Some(1e-4);
+        e.choose(&clock(1.0, 0.6, 0.3), 100);
         e.choose(&clock(1.0, 0.6, 0.3), 100);
         assert_eq!(e.overlap.sequential_left, SEQUENTIAL_SPAN);
     }
