@@ -193,6 +193,35 @@ fn filter_plain(out: &mut Vec<u32>, s: &[u32]) {
     });
 }
 
+/// Appends the entries of `ids` whose edge label is `w` (a list without
+/// labels has label 0 throughout).
+fn keep_labelled(ids: &[u32], labels: &[Label], w: Label, out: &mut Vec<u32>) {
+    if labels.is_empty() {
+        if w == 0 {
+            out.extend_from_slice(ids);
+        }
+        return;
+    }
+    out.extend(ids.iter().zip(labels).filter(|&(_, &l)| l == w).map(|(&x, _)| x));
+}
+
+/// Keeps the entries of `out` found in `s` with edge label `w`.
+fn filter_labelled(out: &mut Vec<u32>, s: &[u32], labels: &[Label], w: Label) {
+    if labels.is_empty() {
+        if w == 0 {
+            filter_plain(out, s);
+        } else {
+            out.clear();
+        }
+        return;
+    }
+    let mut p = 0;
+    out.retain(|&x| {
+        p = gallop(s, p, x);
+        p < s.len() && s[p] == x && labels[p] == w
+    });
+}
+
 /// Writes the sorted intersection of `ops` into `out` (cleared first).
 /// Reorders `ops` (smallest first).
 pub fn intersect_into(ops: &mut [Operand<'_>], out: &mut Vec<u32>) {
@@ -223,6 +252,25 @@ pub fn intersect_into(ops: &mut [Operand<'_>], out: &mut Vec<u32>) {
                 return;
             }
             filter_plain(out, o.list.base);
+        }
+        return;
+    }
+    if ops.iter().all(|o| o.list.is_plain()) {
+        // clean lists, some with an edge label to match: the smallest
+        // filtered by label, then narrowed by each other list in turn (the
+        // generic cursors below cost several times as much per entry)
+        match first.elabel {
+            None => out.extend_from_slice(first.list.base),
+            Some(w) => keep_labelled(first.list.base, first.list.base_labels, w, out),
+        }
+        for o in &ops[1..] {
+            if out.is_empty() {
+                return;
+            }
+            match o.elabel {
+                None => filter_plain(out, o.list.base),
+                Some(w) => filter_labelled(out, o.list.base, o.list.base_labels, w),
+            }
         }
         return;
     }
@@ -308,6 +356,51 @@ mod tests {
             intersect_into(&mut ops, &mut out);
             let expect: Vec<u32> = members.intersection(&other.iter().copied().collect()).copied().collect();
             prop_assert_eq!(out, expect);
+        }
+    }
+
+    proptest! {
+        /// Lists with edge labels (some operands asking for a label, some
+        /// lists without labels, read as label 0), clean or with an
+        /// appended part (the generic path), against sets of (id, label).
+        #[test]
+        fn labelled_intersections_match_sets(
+            lists in prop::collection::vec(prop::collection::vec((0u32..120, 0u32..3), 0..80), 1..5),
+            wants in prop::collection::vec(prop::option::of(0u32..3), 5),
+            unlabelled in prop::collection::vec(any::<bool>(), 5),
+            split in any::<bool>(),
+        ) {
+            let lists: Vec<Vec<(u32, u32)>> = lists.into_iter().map(|mut l| {
+                l.sort_unstable_by_key(|p| p.0);
+                l.dedup_by_key(|p| p.0);
+                l
+            }).collect();
+            let ids: Vec<Vec<u32>> = lists.iter().map(|l| l.iter().map(|p| p.0).collect()).collect();
+            let labels: Vec<Vec<u32>> = lists.iter().enumerate()
+                .map(|(k, l)| if unlabelled[k] { vec![] } else { l.iter().map(|p| p.1).collect() })
+                .collect();
+            let label_of = |k: usize, i: usize| labels[k].get(i).copied().unwrap_or(0);
+            // the first list split into a clean part and an appended part
+            let cut = ids[0].len() / 2;
+            let mut ops: Vec<Operand> = (0..lists.len()).map(|k| Operand {
+                list: if k == 0 && split && !unlabelled[0] {
+                    let (b, d) = ids[0].split_at(cut);
+                    let (bl, dl) = labels[0].split_at(cut);
+                    // the upper half as the appended part (sorted on its own)
+                    Nbrs { base: b, base_labels: bl, delta: d, delta_labels: dl, skip_marked: true, marked: 0 }
+                } else {
+                    Nbrs::plain(&ids[k], &labels[k])
+                },
+                elabel: wants[k],
+            }).collect();
+            let mut out = Vec::new();
+            intersect_into(&mut ops, &mut out);
+            let member = |k: usize| -> BTreeSet<u32> {
+                (0..ids[k].len()).filter(|&i| wants[k].is_none_or(|w| w == label_of(k, i))).map(|i| ids[k][i]).collect()
+            };
+            let mut expect = member(0);
+            for k in 1..lists.len() { expect = expect.intersection(&member(k)).copied().collect(); }
+            prop_assert_eq!(out, expect.into_iter().collect::<Vec<_>>());
         }
     }
 
