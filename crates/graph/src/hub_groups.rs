@@ -23,7 +23,6 @@ use std::sync::OnceLock;
 
 use foldhash::fast::FixedState;
 
-use crate::by_label::label_range;
 use crate::types::{Label, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version};
 
@@ -147,7 +146,10 @@ pub struct NewGroups(Vec<(VertexId, Group)>);
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
     ids: Vec<VertexId>,
-    keys: Vec<Label>,
+    /// Each label present, ascending, with the index of its first entry
+    /// (a group ends where the next begins): a lookup searches the few
+    /// labels, not the entries.
+    starts: Vec<(Label, u32)>,
     elabels: Vec<Label>,
 }
 
@@ -189,12 +191,12 @@ impl Group {
         let n = ids.len();
         let mut out = Group {
             ids: vec![0; n],
-            keys: Vec::with_capacity(n),
+            starts: (0..range)
+                .filter(|&k| start[k + 1] > start[k])
+                .map(|k| (k as Label, start[k] as u32))
+                .collect(),
             elabels: vec![0; els.len()],
         };
-        for k in 0..range {
-            out.keys.resize(start[k + 1], k as Label);
-        }
         let mut at = start;
         for (i, (&x, &k)) in ids.iter().zip(keys).enumerate() {
             let slot = &mut at[k as usize];
@@ -210,9 +212,15 @@ impl Group {
     fn by_sorting(ids: Vec<VertexId>, keys: Vec<Label>, els: Vec<Label>) -> Group {
         let mut order: Vec<(Label, VertexId, u32)> = (0..ids.len()).map(|i| (keys[i], ids[i], i as u32)).collect();
         order.sort_unstable();
+        let mut starts: Vec<(Label, u32)> = Vec::new();
+        for (i, e) in order.iter().enumerate() {
+            if starts.last().is_none_or(|s| s.0 != e.0) {
+                starts.push((e.0, i as u32));
+            }
+        }
         Group {
             ids: order.iter().map(|e| e.1).collect(),
-            keys: order.iter().map(|e| e.0).collect(),
+            starts,
             elabels: if els.is_empty() {
                 Vec::new()
             } else {
@@ -222,7 +230,14 @@ impl Group {
     }
 
     pub(crate) fn with_label(&self, label: Label) -> Nbrs<'_> {
-        let (lo, hi) = label_range(&self.keys, |k| k, label);
+        let k = self.starts.partition_point(|s| s.0 < label);
+        let (lo, hi) = match self.starts.get(k) {
+            Some(&(l, lo)) if l == label => {
+                let hi = self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize);
+                (lo as usize, hi)
+            }
+            _ => (0, 0),
+        };
         let el = if self.elabels.is_empty() {
             &[][..]
         } else {
