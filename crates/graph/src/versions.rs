@@ -28,8 +28,7 @@ use crate::hub_groups::Group;
 use crate::types::{Edge, Label, VertexId};
 use crate::view::{GraphView, Nbrs, Version};
 
-/// Reads by label after which a changed hub list's version is grouped.
-const GROUP_AFTER_READS: u32 = 8;
+use crate::hub_groups::GROUP_AFTER_READS;
 
 /// Per version, its reads by label so far (cloned as plain counts).
 #[derive(Debug, Default)]
