@@ -40,13 +40,29 @@ impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
             if list.is_plain() {
                 return None;
             }
-            let keep = |k: &usize| list.base[*k] & MARK == 0;
-            let ids = (0..list.base.len()).filter(keep).map(|k| list.base[k]).collect();
-            let labels = if list.base_labels.is_empty() {
-                Vec::new()
-            } else {
-                (0..list.base.len()).filter(keep).map(|k| list.base_labels[k]).collect()
-            };
+            // copy the runs between marks whole (a one-edge batch marks one
+            // entry), and stop looking once every mark is found
+            let (base, bl) = (list.base, list.base_labels);
+            let keep = base.len() - list.marked as usize;
+            let mut ids = Vec::with_capacity(keep);
+            let mut labels = Vec::with_capacity(if bl.is_empty() { 0 } else { keep });
+            let (mut start, mut left) = (0, list.marked);
+            let mut k = 0;
+            while left > 0 && k < base.len() {
+                if base[k] & MARK != 0 {
+                    ids.extend_from_slice(&base[start..k]);
+                    if !bl.is_empty() {
+                        labels.extend_from_slice(&bl[start..k]);
+                    }
+                    start = k + 1;
+                    left -= 1;
+                }
+                k += 1;
+            }
+            ids.extend_from_slice(&base[start..]);
+            if !bl.is_empty() {
+                labels.extend_from_slice(&bl[start..]);
+            }
             Some(ListCopy { v, ids, labels })
         };
         CommonView {
