@@ -115,6 +115,57 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// Vertices removed in one batch come back in a later one under a
+    /// random label (possibly new to the graph), with edges to random
+    /// vertices; the random batches only ever add fresh ids. Every batch
+    /// against the brute-force set differences.
+    #[test]
+    fn removed_vertices_return_under_other_labels(seed in any::<u64>()) {
+        use csm_baselines::oracle::embeddings;
+        use csm_graph::{Edge, LocatedUpdate, Update};
+        let mut r = rng(seed);
+        let el = (seed % 2 == 0).then_some(2);
+        let (vl, mut model) = random_stream_graph(&mut r, el);
+        let k = r.random_range(2..=4usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let mut eng = engine_with(1 + (seed % 3 == 0) as usize * 2, (seed % 3) as u8);
+        eng.init(&model.to_data(), &q).expect("init");
+        let mut gone: Vec<u32> = Vec::new();
+        for b in 0..6 {
+            let before = embeddings(&model.to_data(), &q);
+            let batch: Vec<LocatedUpdate> = if b % 2 == 0 {
+                let before: Vec<u32> = model.labels.keys().copied().collect();
+                let len = r.random_range(1..10);
+                let batch = random_batch(&mut r, &mut model, len, vl, el, true);
+                gone.extend(before.into_iter().filter(|v| !model.labels.contains_key(v)));
+                batch
+            } else {
+                // back under a label drawn from one more than the graph had
+                let mut ups = Vec::new();
+                for &v in gone.iter().filter(|v| !model.labels.contains_key(v)) {
+                    ups.push(Update::AddVertex { id: v, label: r.random_range(0..=vl) });
+                    let others: Vec<u32> = model.labels.keys().copied().filter(|&w| w != v).collect();
+                    for &w in others.iter().take(3) {
+                        ups.push(Update::AddEdge(Edge::new(v, w, el.map_or(0, |k| r.random_range(0..k)))));
+                    }
+                }
+                gone.clear();
+                ups.iter().for_each(|u| model.apply(u));
+                ups.into_iter().enumerate().map(|(i, update)| LocatedUpdate { line: i + 1, update }).collect()
+            };
+            let after = embeddings(&model.to_data(), &q);
+            let res = eng
+                .process(csm_engine::Batch { updates: &batch, source: "t", strictness: Strictness::Strict })
+                .map_err(|e| TestCaseError::fail(format!("seed {seed}: batch {b} rejected: {e}")))?;
+            let want = (after.difference(&before).count() as u64, before.difference(&after).count() as u64);
+            prop_assert_eq!((res.positive, res.negative), want, "seed {} batch {} {:?} {:?}", seed, b, q, batch);
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
 
     #[test]
