@@ -153,14 +153,10 @@ proptest! {
                 }
                 gone.clear();
                 ups.iter().for_each(|u| model.apply(u));
-                ups.into_iter().enumerate().map(|(i, update)| LocatedUpdate { line: i + 1, update }).collect()
+                located(ups)
             };
-            let after = embeddings(&model.to_data(), &q);
-            let res = eng
-                .process(csm_engine::Batch { updates: &batch, source: "t", strictness: Strictness::Strict })
-                .map_err(|e| TestCaseError::fail(format!("seed {seed}: batch {b} rejected: {e}")))?;
-            let want = (after.difference(&before).count() as u64, before.difference(&after).count() as u64);
-            prop_assert_eq!((res.positive, res.negative), want, "seed {} batch {} {:?} {:?}", seed, b, q, batch);
+            check_batch(&mut eng, b, &before, &model, &q, &batch)
+                .map_err(|e| TestCaseError::fail(format!("seed {seed}: {e}")))?;
         }
     }
 }
@@ -361,7 +357,7 @@ fn labels_near_the_top_of_u32_match_the_oracles() {
 fn vertices_of_a_new_label_do_not_match_plans_of_one_label() {
     use csm_baselines::oracle::embeddings;
     use csm_baselines::registry::{continuous_engine, EngineOptions, ENGINES};
-    use csm_graph::{Edge, LocatedUpdate, Update};
+    use csm_graph::{Edge, Update};
     let e = |u, v| Edge::new(u, v, 0);
     let g0 = Model {
         labels: (0..5).map(|v| (v, 0)).collect(),
@@ -408,28 +404,9 @@ fn vertices_of_a_new_label_do_not_match_plans_of_one_label() {
                 for (b, ups) in batches.iter().enumerate() {
                     let before = embeddings(&model.to_data(), q);
                     ups.iter().for_each(|u| model.apply(u));
-                    let after = embeddings(&model.to_data(), q);
-                    let batch: Vec<LocatedUpdate> = ups
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &update)| LocatedUpdate { line: i + 1, update })
-                        .collect();
-                    let res = eng
-                        .process(csm_engine::Batch {
-                            updates: &batch,
-                            source: "t",
-                            strictness: Strictness::Strict,
-                        })
-                        .expect("valid batch");
-                    let want = (
-                        after.difference(&before).count() as u64,
-                        before.difference(&after).count() as u64,
-                    );
-                    assert_eq!(
-                        (res.positive, res.negative),
-                        want,
-                        "{name}, {threads} threads, batch {b}, {q:?}"
-                    );
+                    if let Err(e) = check_batch(eng.as_mut(), b, &before, &model, q, &located(ups.clone())) {
+                        panic!("{threads} threads: {e}");
+                    }
                 }
             }
         }

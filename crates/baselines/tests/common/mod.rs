@@ -8,6 +8,7 @@ pub mod measure;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use csm_baselines::oracle::embeddings;
 use csm_graph::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use csm_planner::QueryGraph;
 use rand::Rng;
@@ -224,7 +225,51 @@ pub struct StreamSpec {
     pub vertex_ops: bool,
 }
 
-/// Feeds `eng` (already initialised on `model`) random batches drawn from
+/// `updates` numbered as lines 1, 2, ... of a source.
+pub fn located(updates: impl IntoIterator<Item = Update>) -> Vec<LocatedUpdate> {
+    updates
+        .into_iter()
+        .enumerate()
+        .map(|(i, update)| LocatedUpdate { line: i + 1, update })
+        .collect()
+}
+
+/// Processes `batch` (number `b`) on `eng` and checks its positive and
+/// negative against the brute-force set differences |M(G')\M(G)| and
+/// |M(G)\M(G')|, where `before` = M(G) and `model` already holds G'. The
+/// error names the engine, the batch, the query and the updates.
+pub fn check_batch(
+    eng: &mut dyn csm_engine::ContinuousMatcher,
+    b: usize,
+    before: &BTreeSet<Vec<VertexId>>,
+    model: &Model,
+    q: &QueryGraph,
+    batch: &[LocatedUpdate],
+) -> Result<(), String> {
+    let after = embeddings(&model.to_data(), q);
+    let res = eng
+        .process(csm_engine::Batch {
+            updates: batch,
+            source: "test",
+            strictness: csm_graph::Strictness::Strict,
+        })
+        .map_err(|e| format!("{}: batch {b} rejected: {e}", eng.name()))?;
+    let want = (
+        after.difference(before).count() as u64,
+        before.difference(&after).count() as u64,
+    );
+    if (res.positive, res.negative) != want {
+        return Err(format!(
+            "{}: batch {b}: got (+{}, -{}), want {want:?}; query {q:?}; updates {batch:?}",
+            eng.name(),
+            res.positive,
+            res.negative
+        ));
+    }
+    Ok(())
+}
+
+/// Feeds `eng` (already initialised on `model`) random batches drawn from/// Feeds `eng` (already initialised on `model`) random batches drawn from
 /// `spec`, applying them to `model` too, and checks every batch's positive
 /// and negative against the brute-force set differences |M(G')\M(G)| and
 /// |M(G)\M(G')|. The error names the batch, the query and the updates.
@@ -235,31 +280,11 @@ pub fn check_set_differences(
     q: &QueryGraph,
     spec: StreamSpec,
 ) -> Result<(), String> {
-    use csm_baselines::oracle::embeddings;
     for b in 0..spec.batches {
         let before = embeddings(&model.to_data(), q);
         let len = r.random_range(1..spec.max_len);
         let batch = random_batch(r, model, len, spec.vlabels, spec.elabels, spec.vertex_ops);
-        let after = embeddings(&model.to_data(), q);
-        let res = eng
-            .process(csm_engine::Batch {
-                updates: &batch,
-                source: "test",
-                strictness: csm_graph::Strictness::Strict,
-            })
-            .map_err(|e| format!("batch {b} rejected: {e}"))?;
-        let want = (
-            after.difference(&before).count() as u64,
-            before.difference(&after).count() as u64,
-        );
-        if (res.positive, res.negative) != want {
-            return Err(format!(
-                "{}: batch {b}: got (+{}, -{}), want {want:?}; query {q:?}; updates {batch:?}",
-                eng.name(),
-                res.positive,
-                res.negative
-            ));
-        }
+        check_batch(eng, b, &before, model, q, &batch)?;
     }
     Ok(())
 }
