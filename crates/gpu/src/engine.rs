@@ -514,8 +514,7 @@ impl ContinuousMatcher for GpuEngine {
             batch.updates.iter().map(|u| &u.update),
         );
         if !added.is_empty() {
-            let mut stats = GraphStats::of(&st.graph);
-            added.iter().for_each(|&l| stats.add_vertex_label(l));
+            let stats = GraphStats::of(&st.graph).with_vertex_labels(&added);
             let q = st.plans.query.clone();
             st.plans = QueryPlans::new(&q, self.order.as_ref(), &stats, self.symmetry).map_err(|e| {
                 EngineError::Unsupported {

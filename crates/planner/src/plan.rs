@@ -279,7 +279,7 @@ fn needs_label_checks(q: &QueryGraph, stats: &GraphStats) -> bool {
 /// Labels of the vertices that `updates` add and that `plan`, made for `q` on
 /// a graph whose every vertex carried the query's one label, would not check
 /// ([`Plan::check_labels`] false). Such plans must be made again, with the
-/// labels added to the statistics ([`GraphStats::add_vertex_label`]), before
+/// labels added to the statistics ([`GraphStats::with_vertex_labels`]), before
 /// the batch is matched; empty when the plan checks labels or no update adds
 /// such a vertex.
 pub fn labels_plans_skip<'u>(

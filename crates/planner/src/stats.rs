@@ -31,11 +31,14 @@ impl GraphStats {
         }
     }
 
-    /// Counts one more vertex labelled `l` (a vertex a batch is about to
-    /// add: see [`crate::labels_plans_skip`]).
-    pub fn add_vertex_label(&mut self, l: Label) {
-        *self.label_freq.entry(l).or_insert(0) += 1;
-        self.num_vertices += 1;
+    /// These statistics with one more vertex for each of `labels` (vertices
+    /// a batch is about to add: see [`crate::labels_plans_skip`]).
+    pub fn with_vertex_labels(mut self, labels: &[Label]) -> GraphStats {
+        for &l in labels {
+            *self.label_freq.entry(l).or_insert(0) += 1;
+            self.num_vertices += 1;
+        }
+        self
     }
 
     pub fn freq(&self, l: Label) -> usize {

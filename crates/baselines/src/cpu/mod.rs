@@ -670,10 +670,7 @@ impl CpuEngine {
     /// Delta plans of `q` on `dg`, their symmetry and the hubs to group;
     /// `added` names labels of vertices a batch is about to add.
     fn planned(&self, dg: &DynamicGraph, q: &QueryGraph, added: &[Label]) -> (Vec<DeltaPlan>, Symmetry, Option<Hubs>) {
-        let mut stats = csm_planner::GraphStats::of(dg);
-        for &l in added {
-            stats.add_vertex_label(l);
-        }
+        let stats = csm_planner::GraphStats::of(dg).with_vertex_labels(added);
         let plans = delta_plans_on(q, self.order.as_ref(), &stats, dg);
         let sym = if self.symmetry {
             Symmetry::of(q, &plans)
