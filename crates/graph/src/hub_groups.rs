@@ -39,12 +39,47 @@ pub(crate) const GROUP_AFTER_READS: u32 = 8;
 /// reads before grouping a touched hub's version.
 const FEW_TOUCHED: usize = 16;
 
-/// A touched hub's version (Common or New) for one batch: its reads by label
-/// so far, and its groups once built.
+/// A list version's groups, built once the version has been read by label
+/// often enough: its reads so far, and the groups once built. Touched hubs
+/// here and changed lists in [`crate::UpdateVersions`] keep one each.
 #[derive(Debug, Default)]
-struct Touched {
+pub(crate) struct LazyGroup {
     reads: AtomicU32,
     group: OnceLock<Group>,
+}
+
+impl Clone for LazyGroup {
+    fn clone(&self) -> Self {
+        LazyGroup {
+            reads: AtomicU32::new(self.reads.load(Ordering::Relaxed)),
+            group: self.group.clone(),
+        }
+    }
+}
+
+impl LazyGroup {
+    /// The groups, if built; else counts a read and, past the first
+    /// `after` reads and if `groupable`, builds them with `build` (once:
+    /// concurrent readers wait for it).
+    pub(crate) fn after_reads(
+        &self,
+        after: u32,
+        groupable: impl FnOnce() -> bool,
+        build: impl FnOnce() -> Group,
+    ) -> Option<&Group> {
+        if let Some(group) = self.group.get() {
+            return Some(group);
+        }
+        if self.reads.fetch_add(1, Ordering::Relaxed) < after || !groupable() {
+            return None;
+        }
+        Some(self.group.get_or_init(build))
+    }
+
+    /// The groups, if built.
+    fn built(&self) -> Option<&Group> {
+        self.group.get()
+    }
 }
 
 /// The vertices whose lists [`HubLabelGroups`] groups: degree at least
@@ -276,7 +311,7 @@ pub struct HubLabelGroups<'a, G: ?Sized> {
     hubs: &'a Hubs,
     /// The groups of the lists in versions Common and New of the hubs this
     /// batch touches, built after `group_after` reads.
-    groups: HashMap<VertexId, [Touched; 2], FixedState>,
+    groups: HashMap<VertexId, [LazyGroup; 2], FixedState>,
     /// [`GROUP_AFTER_READS`] for a batch that touches a few lists (one or a
     /// few updates: their reads are few), else 0 (a large batch reads its
     /// touched hubs over and over: filtering the first reads cost house on
@@ -324,11 +359,7 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// How many hub lists have been grouped so far for this batch (versions
     /// Common and New of touched hubs).
     pub fn grouped(&self) -> usize {
-        self.groups
-            .values()
-            .flatten()
-            .filter(|t| t.group.get().is_some())
-            .count()
+        self.groups.values().flatten().filter(|t| t.built().is_some()).count()
     }
 }
 
@@ -342,13 +373,8 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
         let slot = *self.hubs.slot.get(&v)? as usize;
         let (g, labels, el) = (self.g, self.g.labels(), self.g.edge_labelled());
         let group = match (ver, self.groups.get(&v)) {
-            (Version::Common | Version::New, Some(versions)) => {
-                let t = &versions[usize::from(ver == Version::New)];
-                if t.group.get().is_none() && t.reads.fetch_add(1, Ordering::Relaxed) < self.group_after {
-                    return None;
-                }
-                t.group.get_or_init(|| Group::of(g.nbrs(v, ver), labels, el))
-            }
+            (Version::Common | Version::New, Some(versions)) => versions[usize::from(ver == Version::New)]
+                .after_reads(self.group_after, || true, || Group::of(g.nbrs(v, ver), labels, el))?,
             _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el)),
         };
         Some(group.with_label(label))

@@ -21,29 +21,11 @@
 //! edge can map to the changed edge. [`UpdateVersions::common_time`] picks
 //! the time without the changed edge, the graph G ∩ G' of that update.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use crate::hub_groups::Group;
+use crate::hub_groups::{Group, LazyGroup, GROUP_AFTER_READS};
 use crate::types::{Edge, Label, VertexId};
 use crate::view::{GraphView, Nbrs, Version};
-
-use crate::hub_groups::GROUP_AFTER_READS;
-
-/// Per version, its reads by label so far (cloned as plain counts).
-#[derive(Debug, Default)]
-struct ReadCounts(Vec<AtomicU32>);
-
-impl Clone for ReadCounts {
-    fn clone(&self) -> Self {
-        ReadCounts(
-            self.0
-                .iter()
-                .map(|c| AtomicU32::new(c.load(Ordering::Relaxed)))
-                .collect(),
-        )
-    }
-}
 
 /// One endpoint's change: at `time`, `w` is added (with `label`) or removed.
 #[derive(Clone, Copy, Debug)]
@@ -82,11 +64,10 @@ pub struct UpdateVersions {
     changes: Vec<Change>,
     /// Version i of its vertex's list, once a reader has needed it.
     built: Vec<OnceLock<List>>,
-    /// Version i grouped by label, once a reader has asked for a group of
-    /// it (only for vertices whose base list the base view groups: hubs).
-    grouped: Vec<OnceLock<Group>>,
-    /// Reads by label of version i before it was grouped.
-    reads: ReadCounts,
+    /// Version i grouped by label, once readers have asked for its groups
+    /// a few times (only for vertices whose base list the base view groups:
+    /// hubs).
+    grouped: Vec<LazyGroup>,
     /// Per changed vertex, its range of `changes`.
     chains: Vec<(u32, u32)>,
     edge_labelled: bool,
@@ -164,9 +145,7 @@ impl UpdateVersions {
         self.built.clear();
         self.built.resize_with(self.changes.len(), OnceLock::new);
         self.grouped.clear();
-        self.grouped.resize_with(self.changes.len(), OnceLock::new);
-        self.reads.0.clear();
-        self.reads.0.resize_with(self.changes.len(), AtomicU32::default);
+        self.grouped.resize_with(self.changes.len(), LazyGroup::default);
     }
 
     /// `base` as it stood at `time` (0 ..= [`UpdateVersions::len`]). `base`
@@ -306,19 +285,13 @@ impl<G: GraphView + ?Sized> GraphView for VersionView<'_, G> {
             return self.base.nbrs_with_label(v, Version::Old, label);
         };
         let vs = self.versions;
-        let group = match vs.grouped[j].get() {
-            Some(group) => group,
-            None => {
-                // group a version only once it has been read by label a few
-                // times, and only of a list the base groups (a hub)
-                if vs.reads.0[j].fetch_add(1, Ordering::Relaxed) < GROUP_AFTER_READS {
-                    return None;
-                }
-                self.base.nbrs_with_label(v, Version::Old, label)?;
-                vs.grouped[j]
-                    .get_or_init(|| Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled))
-            }
-        };
+        // group a version only once it has been read by label a few times,
+        // and only of a list the base groups (a hub)
+        let group = vs.grouped[j].after_reads(
+            GROUP_AFTER_READS,
+            || self.base.nbrs_with_label(v, Version::Old, label).is_some(),
+            || Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled),
+        )?;
         Some(group.with_label(label))
     }
     /// The base's bound, which covers its pending version too.
