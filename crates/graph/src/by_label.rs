@@ -18,6 +18,7 @@
 use rayon::prelude::*;
 
 use crate::csr::CsrGraph;
+use crate::spans::{csr_spans, windows_mut};
 use crate::types::{Label, VertexId};
 use crate::view::{GraphView, Nbrs, Version};
 
@@ -50,8 +51,8 @@ impl<'g> CsrByLabel<'g> {
             .collect();
         let mut grouped_elabels = csr.edge_label_array().to_vec();
         if csr.edge_labelled() {
-            let lists = split_by_offsets(&mut packed, offsets);
-            let els = split_by_offsets(&mut grouped_elabels, offsets);
+            let lists = windows_mut(&mut packed, csr_spans(offsets));
+            let els = windows_mut(&mut grouped_elabels, csr_spans(offsets));
             lists.into_par_iter().zip(els).with_min_len(256).for_each(|(list, el)| {
                 if !list.is_sorted() {
                     let mut pairs: Vec<(u64, Label)> = list.iter().copied().zip(el.iter().copied()).collect();
@@ -63,7 +64,7 @@ impl<'g> CsrByLabel<'g> {
                 }
             });
         } else {
-            let lists = split_by_offsets(&mut packed, offsets);
+            let lists = windows_mut(&mut packed, csr_spans(offsets));
             lists.into_par_iter().with_min_len(256).for_each(|list| {
                 if !list.is_sorted() {
                     list.sort_unstable();
@@ -108,17 +109,6 @@ impl<'g> CsrByLabel<'g> {
 pub(crate) fn label_range<T: Copy>(items: &[T], key: impl Fn(T) -> Label, label: Label) -> (usize, usize) {
     let lo = items.partition_point(|&x| key(x) < label);
     (lo, lo + items[lo..].partition_point(|&x| key(x) == label))
-}
-
-/// `data` cut into the per-vertex slices that `offsets` delimit.
-fn split_by_offsets<'a, T>(mut data: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(offsets.len().saturating_sub(1));
-    for w in offsets.windows(2) {
-        let (head, tail) = data.split_at_mut((w[1] - w[0]) as usize);
-        out.push(head);
-        data = tail;
-    }
-    out
 }
 
 impl GraphView for CsrByLabel<'_> {

@@ -45,6 +45,7 @@ pub mod error;
 pub mod format;
 pub mod gen;
 pub mod hub_groups;
+mod spans;
 pub mod types;
 pub mod versions;
 pub mod view;

@@ -11,6 +11,8 @@
 
 use rayon::prelude::*;
 
+use crate::spans::windows_mut;
+
 /// Batches of at least this many updates stage and commit in parallel...
 pub(super) const MIN_UPDATES: usize = 2048;
 
@@ -25,21 +27,6 @@ pub(super) fn in_pool() -> bool {
     rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1
 }
 
-/// Disjoint mutable windows `arena[s..e]` for `spans` sorted by start and
-/// not overlapping (each list's region of the arena).
-pub(super) fn windows_mut<'a, T>(mut arena: &'a mut [T], spans: &[(usize, usize)]) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(spans.len());
-    let mut at = 0;
-    for &(s, e) in spans {
-        let (_, rest) = std::mem::take(&mut arena).split_at_mut(s - at);
-        let (w, rest) = rest.split_at_mut(e - s);
-        out.push(w);
-        arena = rest;
-        at = e;
-    }
-    out
-}
-
 /// `f(i, window_i, label_window_i)` for every span, in parallel; the label
 /// windows are empty when `labels` is (a graph without edge labels).
 pub(super) fn for_each_window<T: Send, L: Send, R: Send>(
@@ -48,11 +35,11 @@ pub(super) fn for_each_window<T: Send, L: Send, R: Send>(
     spans: &[(usize, usize)],
     f: impl Fn(usize, &mut [T], &mut [L]) -> R + Sync,
 ) -> Vec<R> {
-    let ws = windows_mut(arena, spans);
+    let ws = windows_mut(arena, spans.iter().copied());
     let ls = if labels.is_empty() {
         spans.iter().map(|_| <&mut [L]>::default()).collect()
     } else {
-        windows_mut(labels, spans)
+        windows_mut(labels, spans.iter().copied())
     };
     ws.into_par_iter()
         .zip(ls)
@@ -64,18 +51,6 @@ pub(super) fn for_each_window<T: Send, L: Send, R: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn windows_are_the_spans() {
-        let mut a: Vec<u32> = (0..20).collect();
-        let spans = [(1, 3), (3, 3), (5, 9), (15, 20)];
-        let ws = windows_mut(&mut a, &spans);
-        let got: Vec<Vec<u32>> = ws.iter().map(|w| w.to_vec()).collect();
-        assert_eq!(
-            got,
-            vec![vec![1, 2], vec![], vec![5, 6, 7, 8], vec![15, 16, 17, 18, 19]]
-        );
-    }
 
     #[test]
     fn each_window_is_changed_in_place() {
