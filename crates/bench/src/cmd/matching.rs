@@ -7,7 +7,7 @@ use clap::Args;
 use csm_graph::CsrGraph;
 use serde_json::{json, Value};
 
-use crate::input::{EngineArgs, GraphArgs, QueryArgs};
+use crate::input::{self, EngineArgs, GraphArgs, QueryArgs};
 use crate::limit::{self, Watchdog};
 use crate::output;
 
@@ -36,7 +36,7 @@ pub struct MatchArgs {
 pub fn run(args: MatchArgs) -> Result<()> {
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
-    crate::input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
+    input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
     let engine = args.engine.static_engine()?;
     let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
         e.source_name = g.name.clone();
