@@ -18,7 +18,7 @@
 use rayon::prelude::*;
 
 use crate::csr::CsrGraph;
-use crate::spans::{csr_spans, windows_mut};
+use crate::slices::{csr_spans, sort_paired, windows_mut};
 use crate::types::{Label, VertexId};
 use crate::view::{GraphView, Nbrs, Version};
 
@@ -55,12 +55,7 @@ impl<'g> CsrByLabel<'g> {
             let els = windows_mut(&mut grouped_elabels, csr_spans(offsets));
             lists.into_par_iter().zip(els).with_min_len(256).for_each(|(list, el)| {
                 if !list.is_sorted() {
-                    let mut pairs: Vec<(u64, Label)> = list.iter().copied().zip(el.iter().copied()).collect();
-                    pairs.sort_unstable();
-                    for (k, (p, l)) in pairs.into_iter().enumerate() {
-                        list[k] = p;
-                        el[k] = l;
-                    }
+                    sort_paired(list, el);
                 }
             });
         } else {

@@ -45,7 +45,7 @@ pub mod error;
 pub mod format;
 pub mod gen;
 pub mod hub_groups;
-mod spans;
+mod slices;
 pub mod types;
 pub mod versions;
 pub mod view;

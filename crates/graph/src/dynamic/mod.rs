@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use crate::csr::CsrGraph;
 use crate::error::{ErrorKind, InputError};
+use crate::slices::sort_paired;
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version, MARK};
 use overlay::Overlay;
@@ -610,18 +611,6 @@ impl DynamicGraph {
             .copied()
             .filter(|v| self.len[*v as usize] - old[v].len >= 2)
             .collect();
-        let sort = |ids: &mut [VertexId], labels: &mut [Label]| {
-            if labels.is_empty() {
-                ids.sort_unstable();
-            } else {
-                let mut pairs: Vec<(VertexId, Label)> = ids.iter().copied().zip(labels.iter().copied()).collect();
-                pairs.sort_unstable();
-                for (k, (x, l)) in pairs.into_iter().enumerate() {
-                    ids[k] = x;
-                    labels[k] = l;
-                }
-            }
-        };
         // the appended parts' windows
         let part = |g: &DynamicGraph, v: VertexId| {
             let (s, len) = (g.off[v as usize] as usize, g.len[v as usize] as usize);
@@ -631,12 +620,12 @@ impl DynamicGraph {
             let mut spans: Vec<(usize, usize)> = grown.iter().map(|&v| part(self, v)).collect();
             spans.sort_unstable();
             let (ids, labels) = self.arena_mut();
-            parallel::for_each_window(ids, labels, &spans, |_, ids, labels| sort(ids, labels));
+            parallel::for_each_window(ids, labels, &spans, |_, ids, labels| sort_paired(ids, labels));
         } else {
             for v in grown {
                 let (a, b) = part(self, v);
                 let (ids, labels) = self.window_mut(a, b);
-                sort(ids, labels);
+                sort_paired(ids, labels);
             }
         }
     }

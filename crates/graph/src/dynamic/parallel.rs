@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use crate::spans::windows_mut;
+use crate::slices::windows_mut;
 
 /// Batches of at least this many updates stage and commit in parallel...
 pub(super) const MIN_UPDATES: usize = 2048;

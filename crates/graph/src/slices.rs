@@ -1,5 +1,6 @@
-//! Disjoint mutable windows of one slice (each list's region of an arena or
-//! a CSR), so that lists can be worked on in parallel.
+//! Slice helpers for neighbour lists: disjoint mutable windows of one slice
+//! (each list's region of an arena or a CSR, so that lists can be worked on
+//! in parallel), and sorting a list together with its edge labels.
 
 /// `arena[s..e]` for every `(s, e)` of `spans`, which are sorted by start
 /// and do not overlap.
@@ -15,6 +16,21 @@ pub(crate) fn windows_mut<T>(mut arena: &mut [T], spans: impl IntoIterator<Item 
         at = e;
     }
     out
+}
+
+/// Sorts `keys` and moves each entry of `vals` (same length, or empty) with
+/// its key; entries compare by key, then value.
+pub(crate) fn sort_paired<K: Ord + Copy, V: Ord + Copy>(keys: &mut [K], vals: &mut [V]) {
+    if vals.is_empty() {
+        keys.sort_unstable();
+        return;
+    }
+    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+    pairs.sort_unstable();
+    for (k, (key, val)) in pairs.into_iter().enumerate() {
+        keys[k] = key;
+        vals[k] = val;
+    }
 }
 
 /// The spans of the lists that CSR `offsets` delimit.
@@ -36,6 +52,16 @@ mod tests {
             got,
             vec![vec![1, 2], vec![], vec![5, 6, 7, 8], vec![15, 16, 17, 18, 19]]
         );
+    }
+
+    #[test]
+    fn values_move_with_their_keys() {
+        let (mut k, mut v) = (vec![3u32, 1, 2], vec![30u32, 10, 20]);
+        sort_paired(&mut k, &mut v);
+        assert_eq!((k, v), (vec![1, 2, 3], vec![10, 20, 30]));
+        let mut alone = vec![2u64, 0, 1];
+        sort_paired(&mut alone, &mut [0u32; 0]);
+        assert_eq!(alone, vec![0, 1, 2]);
     }
 
     #[test]
