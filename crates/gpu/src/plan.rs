@@ -255,8 +255,36 @@ impl Default for TaskOptions {
 pub struct SplitPolicy {
     /// Predicted kernel seconds below which a batch is only sliced (0: off).
     pub light_below: f64,
-    /// Kernel seconds per seed: (moving average, last batch).
-    per_seed: Option<(f64, f64)>,
+    /// Kernel seconds per seed.
+    per_seed: UnitTime,
+}
+
+/// Kernel seconds per unit of a batch (a seed, an update), learnt from
+/// earlier batches (match v9): a moving average that gives the newest batch
+/// half the weight, and the last batch. A prediction takes the lower of the
+/// two, so one heavy batch does not make the next light ones look heavy.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UnitTime(Option<(f64, f64)>);
+
+impl UnitTime {
+    /// The predicted seconds of `units` units (None before the first
+    /// observation).
+    pub fn predict(&self, units: usize) -> Option<f64> {
+        self.0.map(|(avg, last)| avg.min(last) * units as f64)
+    }
+
+    /// Records `seconds` for `units` units (ignored for no units or a
+    /// time that is not finite).
+    pub fn observe(&mut self, units: usize, seconds: f64) {
+        if units == 0 || !seconds.is_finite() {
+            return;
+        }
+        let x = seconds / units as f64;
+        self.0 = Some(match self.0 {
+            None => (x, x),
+            Some((avg, _)) => (0.5 * avg + 0.5 * x, x),
+        });
+    }
 }
 
 impl Default for SplitPolicy {
@@ -273,14 +301,14 @@ impl SplitPolicy {
     pub fn new(light_below: f64) -> SplitPolicy {
         SplitPolicy {
             light_below,
-            per_seed: None,
+            per_seed: UnitTime::default(),
         }
     }
 
     /// The predicted kernel time of a batch of `seeds` seeds (None before
     /// the first observation).
     pub fn predicted(&self, seeds: usize) -> Option<f64> {
-        self.per_seed.map(|(avg, last)| avg.min(last) * seeds as f64)
+        self.per_seed.predict(seeds)
     }
 
     /// `base`, without the small-batch expansion when the batch is
@@ -297,14 +325,7 @@ impl SplitPolicy {
 
     /// Records a batch's kernel time.
     pub fn observe(&mut self, seeds: usize, kernel_seconds: f64) {
-        if seeds == 0 || !kernel_seconds.is_finite() {
-            return;
-        }
-        let x = kernel_seconds / seeds as f64;
-        self.per_seed = Some(match self.per_seed {
-            None => (x, x),
-            Some((avg, _)) => (0.5 * avg + 0.5 * x, x),
-        });
+        self.per_seed.observe(seeds, kernel_seconds);
     }
 }
 

@@ -47,7 +47,7 @@ use std::time::Instant;
 use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
-use crate::plan::NONE;
+use crate::plan::{UnitTime, NONE};
 
 fn raw_len(n: &Nbrs<'_>) -> usize {
     n.base.len() + n.delta.len()
@@ -918,8 +918,13 @@ impl HostResident {
 }
 
 /// One size class of [`ResidentUse`]: (class, last refresh seconds, kernel
-/// seconds per update as (moving average, last)).
-type UseClass = (u32, f64, Option<(f64, f64)>);
+/// seconds per update).
+type UseClass = (u32, f64, UnitTime);
+
+/// The size class of a batch of `updates` updates: the power of two.
+fn size_class(updates: usize) -> u32 {
+    usize::BITS - updates.max(1).leading_zeros()
+}
 
 /// Match v9: whether a batch matches over the resident cache. The cache
 /// pays where the kernel reads hub lists; on a light batch (0.05-0.5 ms of
@@ -959,14 +964,13 @@ impl ResidentUse {
     }
 
     fn class(&self, updates: usize) -> Option<&UseClass> {
-        let c = usize::BITS - updates.max(1).leading_zeros();
+        let c = size_class(updates);
         self.classes.iter().find(|e| e.0 == c)
     }
 
     /// The predicted kernel seconds of a batch of `updates` updates.
     pub fn predicted_kernel(&self, updates: usize) -> Option<f64> {
-        let (avg, last) = self.class(updates)?.2?;
-        Some(avg.min(last) * updates as f64)
+        self.class(updates)?.2.predict(updates)
     }
 
     /// The last refresh charge of a batch of this size class.
@@ -993,22 +997,18 @@ impl ResidentUse {
     /// critical path) and, when it matched over the cache, its kernel time.
     pub fn observe(&mut self, updates: usize, refresh_seconds: f64, kernel_seconds: Option<f64>) {
         self.batches += 1;
-        let c = usize::BITS - updates.max(1).leading_zeros();
+        let c = size_class(updates);
         let i = match self.classes.iter().position(|e| e.0 == c) {
             Some(i) => i,
             None => {
-                self.classes.push((c, refresh_seconds, None));
+                self.classes.push((c, refresh_seconds, UnitTime::default()));
                 self.classes.len() - 1
             }
         };
         let e = &mut self.classes[i];
         e.1 = refresh_seconds;
-        if let Some(k) = kernel_seconds.filter(|k| k.is_finite() && updates > 0) {
-            let x = k / updates as f64;
-            e.2 = Some(match e.2 {
-                None => (x, x),
-                Some((avg, _)) => (0.5 * avg + 0.5 * x, x),
-            });
+        if let Some(k) = kernel_seconds {
+            e.2.observe(updates, k);
         }
     }
 }
