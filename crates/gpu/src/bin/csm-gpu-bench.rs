@@ -1188,6 +1188,8 @@ fn run(a: Args) -> Result<(), String> {
                             resident,
                             ..
                         } = s;
+                        // the (engine, query)'s small-batch expansion policy
+                        let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
                         let res = if let Some(ri) = resident_of(resident, e) {
                             let c = &resident[ri].1;
                             let load = persist[ri];
@@ -1212,7 +1214,6 @@ fn run(a: Args) -> Result<(), String> {
                             // row that uses the cache is charged its host
                             // time and its device time (events; the enqueue
                             // counted once), as if it ran alone.
-                            let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
                             with_settings(matcher, e, &a, |m| run_cached(m, kc, &graph, pinned, qp, pol)).and_then(
                                 |mut r| {
                                     let secs = load.charged_seconds(c.device_seconds()?);
@@ -1249,7 +1250,6 @@ fn run(a: Args) -> Result<(), String> {
                                 }
                                 other => return Err(format!("unknown engine {other}")),
                             };
-                            let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
                             with_settings(matcher, e, &a, |m| {
                                 run_staged(m, cache, sel, &graph, host, qp, bud, pol)
                             })
