@@ -372,3 +372,76 @@ fn time_limits_end_runs_with_a_report() {
     let pos: u64 = batches.iter().map(|b| b["positive"].as_u64().unwrap()).sum();
     assert_eq!(summary["positive"].as_u64().unwrap(), pos);
 }
+
+/// `gen stream --compact-ids` on a SNAP file that skips ids writes a G0 with
+/// ids 0..N-1 (as SubgraphMatching-family readers need) and a stream in the
+/// same numbering: the stream's counts equal those of the uncompacted split.
+#[test]
+fn gen_stream_compacts_skipped_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("gaps.txt");
+    // Two wheels on ids spread with gaps (multiples of 7 plus 3).
+    let mut text = String::from("# a SNAP file with id gaps\n");
+    for base in [0u32, 100] {
+        let hub = 3 + 7 * base;
+        for i in 0..12u32 {
+            let a = 3 + 7 * (base + 1 + i);
+            let b = 3 + 7 * (base + 1 + (i + 1) % 12);
+            text.push_str(&format!("{hub}\t{a}\n{a}\t{b}\n"));
+        }
+    }
+    std::fs::write(&snap, text).unwrap();
+    let snap = snap.display().to_string();
+    let split = |compact: bool| {
+        let g0 = dir.path().join(format!("g0-{compact}.graph")).display().to_string();
+        let u = dir.path().join(format!("u-{compact}.txt")).display().to_string();
+        let mut args = vec![
+            "gen",
+            "stream",
+            "-g",
+            &snap,
+            "--fraction",
+            "0.5",
+            "--seed",
+            "3",
+            "-o",
+            &u,
+            "--initial",
+            &g0,
+        ];
+        if compact {
+            args.push("--compact-ids");
+        }
+        let out = csm(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let noted = String::from_utf8_lossy(&out.stderr).contains("--compact-ids");
+        assert_eq!(noted, !compact, "the gap note appears only without the flag");
+        let s = last_json(&ok(&[
+            "stream", "-g", &g0, "-q", "diamond", "-u", &u, "--batch", "4", "--json",
+        ]));
+        (std::fs::read_to_string(&g0).unwrap(), s)
+    };
+    let (dense, s_dense) = split(true);
+    let (_, s_gaps) = split(false);
+    let n: usize = dense
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(n, 26);
+    let mut ids: Vec<usize> = dense
+        .lines()
+        .filter(|l| l.starts_with("v "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..n).collect::<Vec<_>>());
+    for k in ["positive", "negative"] {
+        assert_eq!(s_dense[k], s_gaps[k], "{k}");
+    }
+    assert!(s_dense["positive"].as_u64().unwrap() + s_dense["negative"].as_u64().unwrap() > 0);
+}

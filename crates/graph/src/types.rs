@@ -102,4 +102,37 @@ impl GraphData {
     pub fn edge_labels_all_zero(&self) -> bool {
         !self.edge_labelled || self.edges.iter().all(|e| e.label == NO_EDGE_LABEL)
     }
+    /// Whether some id below the largest is [`ABSENT`] (SNAP sources such as
+    /// wiki-Vote skip ids). The graph format's readers in the SubgraphMatching
+    /// family need ids `0..N-1`; see [`GraphData::compact_ids`].
+    pub fn has_id_gaps(&self) -> bool {
+        self.labels.contains(&ABSENT)
+    }
+    /// The same graph with present vertices renumbered `0..N-1` in id order,
+    /// and the old-to-new map (`None` for absent ids). Edges stay normalised
+    /// and in the same relative order.
+    pub fn compact_ids(&self) -> (GraphData, Vec<Option<VertexId>>) {
+        let mut map = Vec::with_capacity(self.labels.len());
+        let mut labels = Vec::new();
+        for &l in &self.labels {
+            if l == ABSENT {
+                map.push(None);
+            } else {
+                map.push(Some(labels.len() as VertexId));
+                labels.push(l);
+            }
+        }
+        let new = |x: VertexId| map[x as usize].expect("an edge endpoint is present");
+        let edges = self
+            .edges
+            .iter()
+            .map(|e| Edge::new(new(e.u), new(e.v), e.label))
+            .collect();
+        let g = GraphData {
+            labels,
+            edges,
+            edge_labelled: self.edge_labelled,
+        };
+        (g, map)
+    }
 }

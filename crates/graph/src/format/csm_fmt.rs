@@ -34,10 +34,13 @@ pub fn read_csm_graph(
     read_ve(content, source_name, opts, Dialect::Csm)
 }
 
-/// Writes `g` as `v id label` and `e u v [label]` lines (labels iff
-/// `g.edge_labelled`).
+/// Writes `g` as `v id label` and `e u v label` lines. Every edge line
+/// carries its label (0 on a graph without edge labels): the study's own
+/// readers, RapidFlow's among them, need the fourth field and misread lines
+/// without it. Reading such a file back gives an edge-labelled graph whose
+/// labels are all 0, which matches exactly as the unlabelled one.
 pub fn write_csm_graph(g: &GraphData, w: &mut impl Write) -> io::Result<()> {
-    write_ve(g, false, w)
+    write_ve(g, false, true, w)
 }
 
 fn edge_update(f: &Fields, tok: &str) -> Result<Edge, ErrorKind> {

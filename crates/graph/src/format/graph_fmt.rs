@@ -258,9 +258,9 @@ pub fn read_graph_format(
     read_ve(content, source_name, opts, Dialect::Graph)
 }
 
-/// Writes `v` and `e` lines; `degree` adds the degree field to `v` lines and
-/// edge labels are written iff `g.edge_labelled`.
-pub(crate) fn write_ve(g: &GraphData, degree: bool, w: &mut impl Write) -> io::Result<()> {
+/// Writes `v` and `e` lines; `degree` adds the degree field to `v` lines.
+/// Edge labels are written iff `g.edge_labelled` or `always_edge_labels`.
+pub(crate) fn write_ve(g: &GraphData, degree: bool, always_edge_labels: bool, w: &mut impl Write) -> io::Result<()> {
     let mut deg = vec![0u32; if degree { g.labels.len() } else { 0 }];
     if degree {
         for e in &g.edges {
@@ -279,7 +279,7 @@ pub(crate) fn write_ve(g: &GraphData, degree: bool, w: &mut impl Write) -> io::R
         }
     }
     for e in &g.edges {
-        if g.edge_labelled {
+        if g.edge_labelled || always_edge_labels {
             writeln!(w, "e {} {} {}", e.u, e.v, e.label)?;
         } else {
             writeln!(w, "e {} {}", e.u, e.v)?;
@@ -293,7 +293,7 @@ pub(crate) fn write_ve(g: &GraphData, degree: bool, w: &mut impl Write) -> io::R
 pub fn write_graph_format(g: &GraphData, w: &mut impl Write) -> io::Result<()> {
     let n = g.labels.iter().filter(|&&l| l != ABSENT).count();
     writeln!(w, "t {n} {}", g.edges.len())?;
-    write_ve(g, true, w)
+    write_ve(g, true, false, w)
 }
 
 #[cfg(test)]
