@@ -43,9 +43,11 @@ fn check_case(seed: u64, edge_labels: bool, vertex_ops: bool, threads: usize, or
     let k = r.random_range(2..=5usize);
     let q = random_query(&mut r, k, 0.3, vl, el);
     // group the lists of vertices of degree 1-4 by label in every batch
-    // (HubLabelGroups), or, for a quarter of the seeds, never
+    // (HubLabelGroups; in batches touching many lists, of degree 1-6), or,
+    // for a quarter of the seeds, never
     let rule = HubRule {
         min_degree: 1 + (seed % 4) as usize,
+        batch_min_degree: 1 + (seed % 4 + seed / 4 % 3) as usize,
         min_query: if seed % 4 == 3 { usize::MAX } else { 2 },
     };
     let mut eng = engine_with(threads, order).hub_rule(rule);

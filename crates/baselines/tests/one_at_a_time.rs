@@ -92,6 +92,7 @@ fn overlapped_results_equal_set_differences_per_update() {
         let want = expected(&mut model.clone(), &q, &stream, &vec![true; stream.len()]);
         let rule = HubRule {
             min_degree: 1 + (seed % 3) as usize,
+            batch_min_degree: 1 + (seed % 3) as usize,
             min_query: 2,
         };
         for threads in [1, 2, 3] {

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::csr::CsrGraph;
 use crate::slices::{csr_spans, sort_paired, windows_mut};
 use crate::types::{Label, VertexId};
-use crate::view::{GraphView, Nbrs, Version};
+use crate::view::{GraphView, LabelGroup, Nbrs, Version};
 
 /// A CSR snapshot plus its lists grouped by neighbour label.
 #[derive(Debug)]
@@ -112,7 +112,13 @@ impl GraphView for CsrByLabel<'_> {
         true
     }
     #[inline]
-    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
+    fn nbrs_with_label(
+        &self,
+        v: VertexId,
+        _ver: Version,
+        label: Label,
+        _elabel: Option<Label>,
+    ) -> Option<LabelGroup<'_>> {
         let off = self.csr.offsets();
         let (s, t) = (off[v as usize] as usize, off[v as usize + 1] as usize);
         let list = &self.grouped[s..t];
@@ -128,7 +134,7 @@ impl GraphView for CsrByLabel<'_> {
         } else {
             &self.grouped_elabels[s + lo..s + hi]
         };
-        Some(Nbrs::plain(&list[lo..hi], el))
+        Some(LabelGroup::by_vertex_label(Nbrs::plain(&list[lo..hi], el)))
     }
 }
 
@@ -157,7 +163,7 @@ mod tests {
                     .iter()
                     .filter(|&(x, _)| csr.labels()[x as usize] == l)
                     .collect();
-                let got = idx.nbrs_with_label(v, Version::New, l).unwrap().to_vec();
+                let got = idx.nbrs_with_label(v, Version::New, l, None).unwrap().list.to_vec();
                 assert_eq!(got, want, "vertex {v}, label {l}");
             }
         }
@@ -180,7 +186,7 @@ mod tests {
         let csr = CsrGraph::from_data(&g).unwrap();
         let idx = CsrByLabel::new(&csr);
         assert!(idx.keys.is_none());
-        assert_eq!(idx.nbrs_with_label(0, Version::New, 17).unwrap().len(), 0);
+        assert_eq!(idx.nbrs_with_label(0, Version::New, 17, None).unwrap().list.len(), 0);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! the fast merge, galloping and bitmap paths apply everywhere.
 
 use crate::types::{Label, VertexId};
-use crate::view::{GraphView, Nbrs, Version, MARK};
+use crate::view::{GraphView, LabelGroup, Nbrs, Version, MARK};
 
 /// Every version of `g` read as [`Version::Common`], with the lists of the two
 /// endpoints of the changed edge copied into plain slices.
@@ -98,8 +98,14 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
         self.g.has_label_groups()
     }
     #[inline]
-    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
-        self.g.nbrs_with_label(v, Version::Common, label)
+    fn nbrs_with_label(
+        &self,
+        v: VertexId,
+        _ver: Version,
+        label: Label,
+        elabel: Option<Label>,
+    ) -> Option<LabelGroup<'_>> {
+        self.g.nbrs_with_label(v, Version::Common, label, elabel)
     }
     fn max_degree(&self) -> usize {
         self.g.max_degree()

@@ -26,14 +26,22 @@ use std::sync::OnceLock;
 
 use foldhash::fast::FixedState;
 
+use crate::dynamic::BatchDelta;
 use crate::types::{Label, VertexId, ABSENT};
-use crate::view::{GraphView, Nbrs, Version};
+use crate::view::{GraphView, LabelGroup, Nbrs, Version};
 
 /// Reads by label after which a changed hub list's version is grouped: a
 /// version read only a few times is cheaper to filter than to group (one
 /// update at a time regrouped a touched hub's whole list for one or two
 /// reads).
 pub(crate) const GROUP_AFTER_READS: u32 = 8;
+
+/// Edge changes at one hub up to which [`Hubs::update`] patches its
+/// committed groups instead of dropping them.
+const PATCH_MAX: usize = 8;
+
+/// [`Hubs`]' slot of a vertex that is not a hub.
+const NO_SLOT: u32 = u32::MAX;
 
 /// Batches touching at most this many lists wait [`GROUP_AFTER_READS`]
 /// reads before grouping a touched hub's version.
@@ -84,7 +92,10 @@ impl LazyGroup {
 
 /// The vertices whose lists [`HubLabelGroups`] groups: degree at least
 /// `min_degree` when last seen (a vertex leaves when its degree falls below
-/// half the bound, so that vertices near it do not flip every batch).
+/// half the bound, so that vertices near it do not flip every batch). Views
+/// of large batches group only hubs of degree `batch_min_degree` or more
+/// ([`Hubs::with_batch_min_degree`]): such a batch regroups every hub it
+/// touches, which repays itself only on long lists.
 ///
 /// Whoever changes the graph must call [`Hubs::update`] with every vertex
 /// whose list changed before the change commits: that drops the hub's
@@ -92,8 +103,14 @@ impl LazyGroup {
 #[derive(Clone, Debug)]
 pub struct Hubs {
     min_degree: usize,
-    slot: HashMap<VertexId, u32, FixedState>,
+    batch_min_degree: usize,
+    /// Per vertex id: its slot in `list`, or [`NO_SLOT`] (a dense array:
+    /// a lookup per list read, which a hash map made a tenth of a labelled
+    /// run).
+    slot: Vec<u32>,
     list: Vec<VertexId>,
+    /// Per slot: the hub's degree when last seen.
+    degree: Vec<u32>,
     /// Per slot: the groups of the hub's committed list, built on first use.
     committed: Vec<OnceLock<Group>>,
 }
@@ -103,8 +120,10 @@ impl Default for Hubs {
     fn default() -> Self {
         Hubs {
             min_degree: usize::MAX,
-            slot: HashMap::default(),
+            batch_min_degree: usize::MAX,
+            slot: Vec::new(),
             list: Vec::new(),
+            degree: Vec::new(),
             committed: Vec::new(),
         }
     }
@@ -115,29 +134,54 @@ impl Hubs {
     pub fn of<G: GraphView + ?Sized>(g: &G, min_degree: usize) -> Self {
         let mut hubs = Hubs {
             min_degree: min_degree.max(1),
+            batch_min_degree: min_degree.max(1),
             ..Hubs::default()
         };
         let labels = g.labels();
         for v in 0..g.num_vertices() as VertexId {
-            if labels[v as usize] != ABSENT && g.nbrs(v, Version::New).len() >= hubs.min_degree {
-                hubs.insert(v);
+            let d = g.nbrs(v, Version::New).len();
+            if labels[v as usize] != ABSENT && d >= hubs.min_degree {
+                hubs.insert(v, d);
             }
         }
         hubs
     }
 
     /// Re-checks `touched` vertices against `g` (in version `New`), e.g. the
-    /// lists a batch changed, before it commits.
-    pub fn update<G: GraphView + ?Sized>(&mut self, g: &G, touched: &[VertexId]) {
+    /// lists a batch changed, before it commits. A touched hub's committed
+    /// groups are dropped, or, given the batch's `delta` and when the batch
+    /// only changes edges, a few of them on this hub, patched in place
+    /// ([`PATCH_MAX`]): one update at a time used to regroup each touched
+    /// hub's whole list on its next read (a tenth of a labelled run).
+    pub fn update<G: GraphView + ?Sized>(&mut self, g: &G, touched: &[VertexId], delta: Option<&BatchDelta>) {
         let labels = g.labels();
+        // None: drop every touched hub's groups
+        let patches = delta
+            .filter(|d| d.added_vertices.is_empty() && d.removed_vertices.is_empty())
+            .map(|d| self.patches(d));
         for &v in touched {
             let live = (v as usize) < labels.len() && labels[v as usize] != ABSENT;
             let d = if live { g.nbrs(v, Version::New).len() } else { 0 };
-            if let Some(&i) = self.slot.get(&v) {
-                self.committed[i as usize] = OnceLock::new();
+            if let Some(i) = self.slot_of(v) {
+                let changes = patches.as_deref().map(|ps| {
+                    let lo = ps.partition_point(|p| p.0 < v);
+                    &ps[lo..lo + ps[lo..].partition_point(|p| p.0 == v)]
+                });
+                let patched = changes.is_some_and(|c| c.len() <= PATCH_MAX)
+                    && self.committed[i].get_mut().is_some_and(|group| {
+                        changes
+                            .into_iter()
+                            .flatten()
+                            .all(|&(_, x, el, ins)| group.patch(x, labels[x as usize], el, ins))
+                    });
+                if !patched {
+                    self.committed[i] = OnceLock::new();
+                }
             }
             if d >= self.min_degree {
-                self.insert(v);
+                self.insert(v, d);
+            } else if let (Some(i), true) = (self.slot_of(v), d >= self.min_degree / 2) {
+                self.degree[i] = d as u32;
             } else if d < self.min_degree / 2 {
                 self.remove(v);
             }
@@ -151,27 +195,64 @@ impl Hubs {
     /// before the commit.
     pub fn adopt(&mut self, groups: NewGroups) {
         for (v, group) in groups.0 {
-            if let Some(&i) = self.slot.get(&v) {
-                self.committed[i as usize] = OnceLock::from(group);
+            if let Some(i) = self.slot_of(v) {
+                self.committed[i] = OnceLock::from(group);
             }
         }
     }
 
-    fn insert(&mut self, v: VertexId) {
-        if !self.slot.contains_key(&v) {
-            self.slot.insert(v, self.list.len() as u32);
-            self.list.push(v);
-            self.committed.push(OnceLock::new());
+    /// `(hub, neighbour, edge label, inserted)` for every edge change at a
+    /// hub whose committed groups are built, by hub (stable: a hub's changes
+    /// keep their order).
+    fn patches(&self, delta: &BatchDelta) -> Vec<(VertexId, VertexId, Label, bool)> {
+        let built = |v: VertexId| self.slot_of(v).is_some_and(|i| self.committed[i].get().is_some());
+        let mut out = Vec::new();
+        for (edges, ins) in [(&delta.inserted, true), (&delta.deleted, false)] {
+            for e in edges {
+                for (v, x) in [(e.u, e.v), (e.v, e.u)] {
+                    if built(v) {
+                        out.push((v, x, e.label, ins));
+                    }
+                }
+            }
         }
+        out.sort_by_key(|p| p.0);
+        out
+    }
+
+    /// Adds `v` (degree `d`) as a hub, or updates its degree.
+    fn insert(&mut self, v: VertexId, d: usize) {
+        if let Some(i) = self.slot_of(v) {
+            self.degree[i] = d as u32;
+            return;
+        }
+        if self.slot.len() <= v as usize {
+            self.slot.resize(v as usize + 1, NO_SLOT);
+        }
+        self.slot[v as usize] = self.list.len() as u32;
+        self.list.push(v);
+        self.degree.push(d as u32);
+        self.committed.push(OnceLock::new());
     }
 
     fn remove(&mut self, v: VertexId) {
-        if let Some(i) = self.slot.remove(&v) {
-            self.list.swap_remove(i as usize);
-            self.committed.swap_remove(i as usize);
-            if let Some(&moved) = self.list.get(i as usize) {
-                self.slot.insert(moved, i);
+        if let Some(i) = self.slot_of(v) {
+            self.slot[v as usize] = NO_SLOT;
+            self.list.swap_remove(i);
+            self.degree.swap_remove(i);
+            self.committed.swap_remove(i);
+            if let Some(&moved) = self.list.get(i) {
+                self.slot[moved as usize] = i as u32;
             }
+        }
+    }
+
+    /// `v`'s slot, if `v` is a hub.
+    #[inline]
+    fn slot_of(&self, v: VertexId) -> Option<usize> {
+        match self.slot.get(v as usize) {
+            Some(&i) if i != NO_SLOT => Some(i as usize),
+            _ => None,
         }
     }
 
@@ -191,6 +272,17 @@ impl Hubs {
     pub fn min_degree(&self) -> usize {
         self.min_degree
     }
+
+    /// Views of batches that touch many lists group only hubs of degree at
+    /// least `d` (at least `min_degree`; by default equal to it).
+    pub fn with_batch_min_degree(mut self, d: usize) -> Self {
+        self.batch_min_degree = d.max(self.min_degree);
+        self
+    }
+
+    pub fn batch_min_degree(&self) -> usize {
+        self.batch_min_degree
+    }
 }
 
 /// The version-`New` groups a batch's [`HubLabelGroups`] built, for
@@ -198,24 +290,36 @@ impl Hubs {
 #[derive(Debug, Default)]
 pub struct NewGroups(Vec<(VertexId, Group)>);
 
-/// One list grouped by neighbour label: ids ascending within a group.
+/// One list grouped by neighbour label, or by (neighbour label, edge label)
+/// when `by_elabel`: ids ascending within a group.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
     ids: Vec<VertexId>,
-    /// Each label present, ascending, with the index of its first entry
-    /// (a group ends where the next begins): a lookup searches the few
-    /// labels, not the entries.
-    starts: Vec<(Label, u32)>,
+    /// Each key present, ascending, with the index of its first entry (a
+    /// group ends where the next begins): a lookup searches the few keys,
+    /// not the entries. The key is (vertex label, edge label), the edge
+    /// label 0 unless `by_elabel`.
+    starts: Vec<((Label, Label), u32)>,
+    /// Where keys are small (a counting sort grouped them): each flat key
+    /// `label · width + elabel`'s first entry, and one past the last, for a
+    /// lookup without a search (`starts` is then empty).
+    dense: Option<(u32, Vec<u32>)>,
     elabels: Vec<Label>,
+    by_elabel: bool,
 }
 
 impl Group {
-    /// Labels below this are grouped by a counting sort (linear; the list
+    /// Keys below this are grouped by a counting sort (linear; the list
     /// comes in id order, so a stable scatter keeps ids ascending within a
-    /// group); larger ones by sorting (label, id) pairs.
+    /// group); larger ones by sorting (key, id) triples.
     const COUNTING_LABELS: usize = 1 << 12;
 
-    pub(crate) fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool) -> Group {
+    /// Groups `list` by its vertices' `labels`, and by edge label too when
+    /// `by_elabel` and the graph is `edge_labelled` (an edge-labelled query
+    /// reads one (vertex label, edge label) group: a third of a list of
+    /// three edge labels, and no edge-label filter).
+    pub(crate) fn of(list: Nbrs<'_>, labels: &[Label], edge_labelled: bool, by_elabel: bool) -> Group {
+        let by_elabel = by_elabel && edge_labelled;
         let n = list.len();
         let (mut ids, mut keys, mut els) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
         if edge_labelled {
@@ -223,20 +327,30 @@ impl Group {
         }
         for (x, el) in list.iter() {
             ids.push(x);
-            keys.push(labels[x as usize]);
+            keys.push((labels[x as usize], if by_elabel { el } else { 0 }));
             if edge_labelled {
                 els.push(el);
             }
         }
-        match keys.iter().max() {
-            Some(&m) if (m as usize) < Self::COUNTING_LABELS => Self::by_counting(&ids, &keys, &els, m as usize + 1),
-            _ => Self::by_sorting(ids, keys, els),
-        }
+        let max_l = keys.iter().map(|k| k.0).max().unwrap_or(0) as usize;
+        let max_e = keys.iter().map(|k| k.1).max().unwrap_or(0) as usize;
+        let span = (max_e + 1).saturating_mul(max_l + 1);
+        let mut group = if span <= Self::COUNTING_LABELS {
+            let flat: Vec<u32> = keys
+                .iter()
+                .map(|&(l, e)| (l as usize * (max_e + 1) + e as usize) as u32)
+                .collect();
+            Self::by_counting(&ids, &flat, &els, span, max_e as u32 + 1)
+        } else {
+            Self::by_sorting(ids, keys, els)
+        };
+        group.by_elabel = by_elabel;
+        group
     }
 
-    /// Stable counting sort of id-ordered entries by their `keys`, all
-    /// below `range`.
-    fn by_counting(ids: &[VertexId], keys: &[Label], els: &[Label], range: usize) -> Group {
+    /// Stable counting sort of id-ordered entries by their flat `keys`
+    /// (`label · width + elabel`), all below `range`.
+    fn by_counting(ids: &[VertexId], keys: &[u32], els: &[Label], range: usize, width: u32) -> Group {
         let mut start = vec![0usize; range + 1];
         for &k in keys {
             start[k as usize + 1] += 1;
@@ -247,11 +361,10 @@ impl Group {
         let n = ids.len();
         let mut out = Group {
             ids: vec![0; n],
-            starts: (0..range)
-                .filter(|&k| start[k + 1] > start[k])
-                .map(|k| (k as Label, start[k] as u32))
-                .collect(),
+            starts: Vec::new(),
+            dense: Some((width, start.iter().map(|&x| x as u32).collect())),
             elabels: vec![0; els.len()],
+            by_elabel: false,
         };
         let mut at = start;
         for (i, (&x, &k)) in ids.iter().zip(keys).enumerate() {
@@ -265,10 +378,11 @@ impl Group {
         out
     }
 
-    fn by_sorting(ids: Vec<VertexId>, keys: Vec<Label>, els: Vec<Label>) -> Group {
-        let mut order: Vec<(Label, VertexId, u32)> = (0..ids.len()).map(|i| (keys[i], ids[i], i as u32)).collect();
+    fn by_sorting(ids: Vec<VertexId>, keys: Vec<(Label, Label)>, els: Vec<Label>) -> Group {
+        let mut order: Vec<((Label, Label), VertexId, u32)> =
+            (0..ids.len()).map(|i| (keys[i], ids[i], i as u32)).collect();
         order.sort_unstable();
-        let mut starts: Vec<(Label, u32)> = Vec::new();
+        let mut starts: Vec<((Label, Label), u32)> = Vec::new();
         for (i, e) in order.iter().enumerate() {
             if starts.last().is_none_or(|s| s.0 != e.0) {
                 starts.push((e.0, i as u32));
@@ -277,29 +391,125 @@ impl Group {
         Group {
             ids: order.iter().map(|e| e.1).collect(),
             starts,
+            dense: None,
             elabels: if els.is_empty() {
                 Vec::new()
             } else {
                 order.iter().map(|e| els[e.2 as usize]).collect()
             },
+            by_elabel: false,
         }
     }
 
-    pub(crate) fn with_label(&self, label: Label) -> Nbrs<'_> {
-        let k = self.starts.partition_point(|s| s.0 < label);
-        let (lo, hi) = match self.starts.get(k) {
-            Some(&(l, lo)) if l == label => {
-                let hi = self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize);
-                (lo as usize, hi)
+    /// Inserts (`insert`) or removes neighbour `x` (vertex label `label`,
+    /// edge label `el`) in place, keeping ids ascending within each group;
+    /// false, with the group unchanged, where it cannot (a key beyond the
+    /// dense table, an entry missing): the caller then drops the group.
+    pub(crate) fn patch(&mut self, x: VertexId, label: Label, el: Label, insert: bool) -> bool {
+        let key = (label, if self.by_elabel { el } else { 0 });
+        // the group's span [lo, hi) and how to shift the later starts
+        let (lo, hi) = match &self.dense {
+            Some((width, offsets)) => {
+                let k = match key.0.checked_mul(*width).and_then(|k| k.checked_add(key.1)) {
+                    Some(k) if key.1 < *width && (k as usize) + 1 < offsets.len() => k as usize,
+                    _ => return false,
+                };
+                (offsets[k] as usize, offsets[k + 1] as usize)
             }
-            _ => (0, 0),
+            None => {
+                let k = self.starts.partition_point(|s| s.0 < key);
+                match self.starts.get(k) {
+                    Some(&(l, lo)) if l == key => (
+                        lo as usize,
+                        self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize),
+                    ),
+                    _ if !insert => return false,
+                    // a new key starts where the next key starts
+                    _ => {
+                        let at = self.starts.get(k).map_or(self.ids.len(), |s| s.1 as usize);
+                        self.starts.insert(k, (key, at as u32));
+                        (at, at)
+                    }
+                }
+            }
+        };
+        let pos = lo + self.ids[lo..hi].partition_point(|&y| y < x);
+        let found = pos < hi && self.ids[pos] == x;
+        if found == insert {
+            return false;
+        }
+        if insert {
+            self.ids.insert(pos, x);
+            if !self.elabels.is_empty() {
+                self.elabels.insert(pos, el);
+            }
+        } else {
+            self.ids.remove(pos);
+            if !self.elabels.is_empty() {
+                self.elabels.remove(pos);
+            }
+        }
+        let shift = |s: &mut u32| {
+            if insert {
+                *s += 1
+            } else {
+                *s -= 1
+            }
+        };
+        match &mut self.dense {
+            Some((width, offsets)) => {
+                let k = (key.0 * *width + key.1) as usize;
+                offsets[k + 1..].iter_mut().for_each(shift);
+            }
+            None => {
+                let k = self.starts.partition_point(|s| s.0 <= key);
+                self.starts[k..].iter_mut().for_each(|s| shift(&mut s.1));
+                if !insert && hi - lo == 1 {
+                    self.starts.remove(k - 1);
+                }
+            }
+        }
+        true
+    }
+
+    /// The entries of vertex label `label` (and edge label `elabel`, when
+    /// grouped by it). `None` when the read and the grouping disagree on the
+    /// edge label (a group by both labels has no id-sorted span of one
+    /// vertex label; a group by vertex label serves reads with an edge label
+    /// unfiltered, [`LabelGroup::elabel_applied`] false).
+    pub(crate) fn with_label(&self, label: Label, elabel: Option<Label>) -> Option<LabelGroup<'_>> {
+        let key = match (self.by_elabel, elabel) {
+            (true, Some(e)) => (label, e),
+            (true, None) => return None,
+            (false, _) => (label, 0),
+        };
+        let (lo, hi) = match &self.dense {
+            Some((width, offsets)) => match key.0.checked_mul(*width).and_then(|x| x.checked_add(key.1)) {
+                Some(k) if key.1 < *width && (k as usize) + 1 < offsets.len() => {
+                    (offsets[k as usize] as usize, offsets[k as usize + 1] as usize)
+                }
+                _ => (0, 0),
+            },
+            None => {
+                let k = self.starts.partition_point(|s| s.0 < key);
+                match self.starts.get(k) {
+                    Some(&(l, lo)) if l == key => {
+                        let hi = self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize);
+                        (lo as usize, hi)
+                    }
+                    _ => (0, 0),
+                }
+            }
         };
         let el = if self.elabels.is_empty() {
             &[][..]
         } else {
             &self.elabels[lo..hi]
         };
-        Nbrs::plain(&self.ids[lo..hi], el)
+        Some(LabelGroup {
+            list: Nbrs::plain(&self.ids[lo..hi], el),
+            elabel_applied: self.by_elabel,
+        })
     }
 }
 
@@ -317,6 +527,9 @@ pub struct HubLabelGroups<'a, G: ?Sized> {
     /// touched hubs over and over: filtering the first reads cost house on
     /// Enron's 4,096-update batches 30%).
     group_after: u32,
+    /// Hubs of lower degree are not served ([`Hubs::with_batch_min_degree`]
+    /// for batches that touch many lists).
+    min_degree: u32,
 }
 
 impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
@@ -324,25 +537,25 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// when nothing is pending); their committed groups serve version `Old`
     /// only.
     pub fn new(g: &'a G, hubs: &'a Hubs, touched: &[VertexId]) -> Self {
+        let few = touched.len() <= FEW_TOUCHED;
+        let group_after = if few { GROUP_AFTER_READS } else { 0 };
+        let min_degree = if few { hubs.min_degree } else { hubs.batch_min_degree };
+        let served = |v: VertexId| hubs.slot_of(v).is_some_and(|i| hubs.degree[i] as usize >= min_degree);
         let groups = if hubs.is_empty() {
             HashMap::default()
         } else {
             touched
                 .iter()
-                .filter(|v| hubs.slot.contains_key(v))
+                .filter(|&&v| served(v))
                 .map(|&v| (v, Default::default()))
                 .collect()
-        };
-        let group_after = if touched.len() <= FEW_TOUCHED {
-            GROUP_AFTER_READS
-        } else {
-            0
         };
         HubLabelGroups {
             g,
             hubs,
             groups,
             group_after,
+            min_degree: min_degree.min(u32::MAX as usize) as u32,
         }
     }
 
@@ -369,15 +582,33 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
         !self.hubs.is_empty()
     }
     #[inline]
-    fn nbrs_with_label(&self, v: VertexId, ver: Version, label: Label) -> Option<Nbrs<'_>> {
-        let slot = *self.hubs.slot.get(&v)? as usize;
+    fn nbrs_with_label(
+        &self,
+        v: VertexId,
+        ver: Version,
+        label: Label,
+        elabel: Option<Label>,
+    ) -> Option<LabelGroup<'_>> {
+        let slot = self.hubs.slot_of(v)?;
+        if self.hubs.degree[slot] < self.min_degree {
+            return None;
+        }
         let (g, labels, el) = (self.g, self.g.labels(), self.g.edge_labelled());
-        let group = match (ver, self.groups.get(&v)) {
-            (Version::Common | Version::New, Some(versions)) => versions[usize::from(ver == Version::New)]
-                .after_reads(self.group_after, || true, || Group::of(g.nbrs(v, ver), labels, el))?,
-            _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el)),
+        let by_el = elabel.is_some();
+        let touched = match ver {
+            Version::Old => None,
+            _ => self.groups.get(&v),
         };
-        Some(group.with_label(label))
+        let group = match (ver, touched) {
+            (Version::Common | Version::New, Some(versions)) => versions[usize::from(ver == Version::New)]
+                .after_reads(
+                    self.group_after,
+                    || true,
+                    || Group::of(g.nbrs(v, ver), labels, el, by_el),
+                )?,
+            _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el, by_el)),
+        };
+        group.with_label(label, elabel)
     }
 }
 
@@ -393,7 +624,14 @@ mod tests {
     /// batches (committed groups must be dropped when a batch touches a hub).
     #[test]
     fn hub_groups_equal_filtered_lists_of_every_version() {
-        hub_groups_follow_filtered_lists(1);
+        hub_groups_follow_filtered_lists(1, false);
+    }
+
+    /// The same, read and grouped by (vertex label, edge label), as an
+    /// edge-labelled query reads.
+    #[test]
+    fn groups_by_both_labels_equal_filtered_lists_of_every_version() {
+        hub_groups_follow_filtered_lists(1, true);
     }
 
     /// A batch of one update: its touched hub's new version is filtered by
@@ -421,26 +659,28 @@ mod tests {
             .filter(|v| v % 2 == 1)
             .collect();
         for _ in 0..GROUP_AFTER_READS {
-            assert!(view.nbrs_with_label(0, Version::New, 1).is_none());
+            assert!(view.nbrs_with_label(0, Version::New, 1, None).is_none());
         }
         let got = view
-            .nbrs_with_label(0, Version::New, 1)
+            .nbrs_with_label(0, Version::New, 1, None)
             .expect("grouped after the reads");
-        assert_eq!(got.iter().map(|p| p.0).collect::<Vec<_>>(), want);
+        assert_eq!(got.list.iter().map(|p| p.0).collect::<Vec<_>>(), want);
         assert!(want.contains(&41));
         // the committed list (version Old) is grouped at first read
-        assert!(view.nbrs_with_label(0, Version::Old, 1).is_some());
+        assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_some());
     }
 
     /// The same with labels too large for the counting sort.
     #[test]
     fn hub_groups_with_large_labels_equal_filtered_lists() {
         const { assert!(Group::COUNTING_LABELS < 1_000_003) };
-        hub_groups_follow_filtered_lists(1_000_003);
+        hub_groups_follow_filtered_lists(1_000_003, false);
+        hub_groups_follow_filtered_lists(1_000_003, true);
     }
 
-    /// Vertex labels are `scale` times 0..4.
-    fn hub_groups_follow_filtered_lists(scale: Label) {
+    /// Vertex labels are `scale` times 0..4; edge labels 0..3, read with
+    /// each edge label when `by_el`.
+    fn hub_groups_follow_filtered_lists(scale: Label, by_el: bool) {
         let n = 1 << 9;
         let labels: Vec<Label> = assign_labels(n, &Labeller::Uniform { num_labels: 4, seed: 3 })
             .into_iter()
@@ -480,35 +720,119 @@ mod tests {
                     // after GROUP_AFTER_READS reads: read every label that often
                     let touched = dg.touched().contains(&v) && ver != Version::Old;
                     for _ in 0..=GROUP_AFTER_READS {
+                        let els: Vec<Option<Label>> = if by_el { (0..4).map(Some).collect() } else { vec![None] };
                         for l in (0..5).map(|l| l * scale) {
-                            let got = view.nbrs_with_label(v, ver, l).map(|x| x.to_vec());
-                            let want: Vec<_> = dg
-                                .nbrs(v, ver)
-                                .iter()
-                                .filter(|&(x, _)| dg.labels()[x as usize] == l)
-                                .collect();
-                            match got {
-                                Some(got) => assert_eq!(got, want, "round {round} vertex {v} {ver:?} label {l}"),
-                                None => assert!(!hubs.slot.contains_key(&v) || touched),
+                            for &e in &els {
+                                let got = view.nbrs_with_label(v, ver, l, e);
+                                let want: Vec<_> = dg
+                                    .nbrs(v, ver)
+                                    .iter()
+                                    .filter(|&(x, el)| dg.labels()[x as usize] == l && e.is_none_or(|e| e == el))
+                                    .collect();
+                                match got {
+                                    Some(got) => {
+                                        assert_eq!(got.elabel_applied, by_el);
+                                        assert_eq!(
+                                            got.list.to_vec(),
+                                            want,
+                                            "round {round} vertex {v} {ver:?} label {l} {e:?}"
+                                        );
+                                    }
+                                    None => assert!(hubs.slot_of(v).is_none() || touched),
+                                }
                             }
                         }
                     }
-                    if touched && hubs.slot.contains_key(&v) {
+                    if touched && hubs.slot_of(v).is_some() {
                         // grouped by now
-                        assert!(view.nbrs_with_label(v, ver, 0).is_some());
+                        assert!(view.nbrs_with_label(v, ver, 0, by_el.then_some(0)).is_some());
                     }
                 }
             }
             grouped += view.grouped();
             // every other round, the new lists' groups become the committed ones
             let built = view.into_new_groups();
-            hubs.update(&dg, dg.touched());
+            hubs.update(&dg, dg.touched(), dg.pending_delta());
             if round % 2 == 0 {
                 hubs.adopt(built);
             }
             dg.commit();
         }
         assert!(grouped > 0);
+    }
+
+    /// One-update batches (as one update at a time commits them) patch a
+    /// hub's committed groups instead of dropping them; after each commit
+    /// the patched groups equal the list filtered by both labels, for
+    /// dense and searched keys and both groupings.
+    #[test]
+    fn committed_groups_are_patched_by_small_batches() {
+        for (scale, by_el) in [(1, false), (1, true), (1_000_003, false), (1_000_003, true)] {
+            // vertex 0 is a hub joined to 1..30; 30..60 come and go
+            let n = 60;
+            let labels: Vec<Label> = (0..n).map(|v| (v as Label % 3) * scale).collect();
+            let pairs: Vec<(VertexId, VertexId)> = (1..30).map(|v| (0, v)).collect();
+            let g = graph_from_pairs(n, &pairs, labels, Some((3, 2)));
+            let mut dg = DynamicGraph::from_data(&g).unwrap();
+            let mut hubs = Hubs::of(&dg, 8);
+            let ups: Vec<(VertexId, bool)> = (30..60)
+                .map(|x| (x, true))
+                .chain((1..60).step_by(2).map(|x| (x, false)))
+                .collect();
+            for (line, &(x, insert)) in ups.iter().enumerate() {
+                let update = match (insert, dg.nbrs(0, Version::New).find(x)) {
+                    (true, _) => Update::AddEdge(Edge::new(0, x, x % 3)),
+                    (false, el) => Update::RemoveEdge(Edge::new(0, x, el.expect("present"))),
+                };
+                // read every group of the committed list: builds it
+                let view = HubLabelGroups::new(&dg, &hubs, &[]);
+                for l in (0..4).map(|l| l * scale) {
+                    for e in 0..4 {
+                        let e = by_el.then_some(e);
+                        let got = view.nbrs_with_label(0, Version::Old, l, e).unwrap().list.to_vec();
+                        let want: Vec<_> = dg
+                            .nbrs(0, Version::Old)
+                            .iter()
+                            .filter(|&(x, el)| dg.labels()[x as usize] == l && e.is_none_or(|e| e == el))
+                            .collect();
+                        assert_eq!(got, want, "{scale} {by_el} update {line} label {l} {e:?}");
+                    }
+                }
+                dg.stage(&[LocatedUpdate { line, update }], "<test>", Strictness::Strict)
+                    .unwrap();
+                hubs.update(&dg, dg.touched(), dg.pending_delta());
+                let i = hubs.slot_of(0).unwrap();
+                assert!(
+                    hubs.committed[i].get().is_some(),
+                    "{scale} {by_el}: patched, not dropped"
+                );
+                dg.commit();
+            }
+            // a batch that adds a vertex (and an edge to it) is not patched:
+            // the hub's groups are dropped, and the next read regroups
+            let view = HubLabelGroups::new(&dg, &hubs, &[]);
+            assert!(view.nbrs_with_label(0, Version::Old, 0, by_el.then_some(0)).is_some());
+            let add = [
+                Update::AddVertex { id: 60, label: scale },
+                Update::AddEdge(Edge::new(0, 60, 1)),
+            ];
+            let add: Vec<LocatedUpdate> = add
+                .into_iter()
+                .enumerate()
+                .map(|(line, update)| LocatedUpdate { line, update })
+                .collect();
+            dg.stage(&add, "<test>", Strictness::Strict).unwrap();
+            hubs.update(&dg, dg.touched(), dg.pending_delta());
+            assert!(hubs.committed[hubs.slot_of(0).unwrap()].get().is_none());
+            dg.commit();
+            let view = HubLabelGroups::new(&dg, &hubs, &[]);
+            let got = view
+                .nbrs_with_label(0, Version::Old, scale, by_el.then_some(1))
+                .unwrap()
+                .list
+                .to_vec();
+            assert!(got.contains(&(60, 1)), "{scale} {by_el}: {got:?}");
+        }
     }
 
     /// Hubs join at the bound and leave below half of it.
@@ -530,11 +854,11 @@ mod tests {
         };
         let del1 = del(1..20);
         dg.stage(&del1, "<test>", Strictness::Strict).unwrap();
-        hubs.update(&dg, dg.touched());
+        hubs.update(&dg, dg.touched(), dg.pending_delta());
         dg.commit();
         assert_eq!(hubs.vertices(), &[0]);
         dg.stage(&del(20..30), "<test>", Strictness::Strict).unwrap();
-        hubs.update(&dg, dg.touched());
+        hubs.update(&dg, dg.touched(), dg.pending_delta());
         dg.commit();
         assert!(hubs.is_empty());
     }

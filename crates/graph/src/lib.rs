@@ -58,4 +58,4 @@ pub use error::{ErrorKind, InputError};
 pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
 pub use types::*;
 pub use versions::{UpdateVersions, VersionView};
-pub use view::{GraphView, Nbrs, Version};
+pub use view::{GraphView, LabelGroup, Nbrs, Version};

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 use crate::hub_groups::{Group, LazyGroup, GROUP_AFTER_READS};
 use crate::types::{Edge, Label, VertexId};
-use crate::view::{GraphView, Nbrs, Version};
+use crate::view::{GraphView, LabelGroup, Nbrs, Version};
 
 /// One endpoint's change: at `time`, `w` is added (with `label`) or removed.
 #[derive(Clone, Copy, Debug)]
@@ -280,19 +280,32 @@ impl<G: GraphView + ?Sized> GraphView for VersionView<'_, G> {
         self.base.has_label_groups()
     }
     #[inline]
-    fn nbrs_with_label(&self, v: VertexId, _ver: Version, label: Label) -> Option<Nbrs<'_>> {
+    fn nbrs_with_label(
+        &self,
+        v: VertexId,
+        _ver: Version,
+        label: Label,
+        elabel: Option<Label>,
+    ) -> Option<LabelGroup<'_>> {
         let Some((first, j)) = self.versions.version_at(v, self.time) else {
-            return self.base.nbrs_with_label(v, Version::Old, label);
+            return self.base.nbrs_with_label(v, Version::Old, label, elabel);
         };
         let vs = self.versions;
         // group a version only once it has been read by label a few times,
         // and only of a list the base groups (a hub)
         let group = vs.grouped[j].after_reads(
             GROUP_AFTER_READS,
-            || self.base.nbrs_with_label(v, Version::Old, label).is_some(),
-            || Group::of(vs.version(self.base, first, j), self.base.labels(), vs.edge_labelled),
+            || self.base.nbrs_with_label(v, Version::Old, label, elabel).is_some(),
+            || {
+                Group::of(
+                    vs.version(self.base, first, j),
+                    self.base.labels(),
+                    vs.edge_labelled,
+                    elabel.is_some(),
+                )
+            },
         )?;
-        Some(group.with_label(label))
+        group.with_label(label, elabel)
     }
     /// The base's bound, which covers its pending version too.
     fn max_degree(&self) -> usize {
@@ -414,12 +427,14 @@ mod tests {
         /// Label groups through a view over [`crate::HubLabelGroups`]: the
         /// base's groups for lists the run has not changed yet, grouped
         /// versions (after a few reads) for those it has; every answer
-        /// equals the oracle's list at that time filtered by label.
+        /// equals the oracle's list at that time filtered by label (and by
+        /// edge label when read by both, `by_el`).
         #[test]
         fn label_groups_at_every_time_equal_filtered_lists(
             n in 2usize..12,
             seed_edges in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..40),
             ops in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..20),
+            by_el in any::<bool>(),
         ) {
             let (mut data, run) = case(n, &seed_edges, &ops);
             for (v, l) in data.labels.iter_mut().enumerate() {
@@ -434,15 +449,16 @@ mod tests {
             for t in 0..=run.len() {
                 let view = vs.view(&base, t as u32);
                 for v in 0..n as VertexId {
-                    for l in 0..3 {
+                    for (l, e) in (0..3).flat_map(|l| (0..3).map(move |e| (l, by_el.then_some(e)))) {
                         let want: Vec<_> = oracle[v as usize]
                             .iter()
-                            .filter(|(&x, _)| x as Label % 3 == l)
+                            .filter(|(&x, &el)| x as Label % 3 == l && e.is_none_or(|e| e == el))
                             .map(|(&x, &el)| (x, el))
                             .collect();
                         for _ in 0..=GROUP_AFTER_READS + 1 {
-                            if let Some(got) = view.nbrs_with_label(v, Version::New, l) {
-                                prop_assert_eq!(got.to_vec(), want.clone(), "vertex {} label {} at time {}", v, l, t);
+                            if let Some(got) = view.nbrs_with_label(v, Version::New, l, e) {
+                                prop_assert_eq!(got.elabel_applied, by_el);
+                                prop_assert_eq!(got.list.to_vec(), want.clone(), "vertex {} label {} {:?} at time {}", v, l, e, t);
                             }
                         }
                     }

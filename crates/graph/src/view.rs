@@ -180,6 +180,26 @@ impl Iterator for NbrsIter<'_> {
     }
 }
 
+/// A list read by label ([`GraphView::nbrs_with_label`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LabelGroup<'a> {
+    /// Sorted entries, all of the vertex label asked for.
+    pub list: Nbrs<'a>,
+    /// Whether every entry also has the edge label asked for (the store
+    /// groups by both labels), so that readers need not filter it.
+    pub elabel_applied: bool,
+}
+
+impl<'a> LabelGroup<'a> {
+    /// A group by vertex label only.
+    pub fn by_vertex_label(list: Nbrs<'a>) -> Self {
+        LabelGroup {
+            list,
+            elabel_applied: false,
+        }
+    }
+}
+
 /// Read access to a (possibly pending) labelled graph.
 ///
 /// Implemented by [`crate::CsrGraph`] (all versions equal) and
@@ -209,9 +229,19 @@ pub trait GraphView: Sync {
     /// The entries of `nbrs(v, ver)` whose vertex has label `label`, as a
     /// sorted list, where the store keeps `v`'s list grouped by label;
     /// `None` otherwise, and readers filter by label themselves (an
-    /// intersection with one label group needs no filter).
+    /// intersection with one label group needs no filter). With `elabel`
+    /// (a query edge's label), a store that groups by (vertex label, edge
+    /// label) gives only those edges and says so
+    /// ([`LabelGroup::elabel_applied`]); readers filter the edge label of
+    /// other groups.
     #[inline]
-    fn nbrs_with_label(&self, _v: VertexId, _ver: Version, _label: Label) -> Option<Nbrs<'_>> {
+    fn nbrs_with_label(
+        &self,
+        _v: VertexId,
+        _ver: Version,
+        _label: Label,
+        _elabel: Option<Label>,
+    ) -> Option<LabelGroup<'_>> {
         None
     }
 

@@ -163,22 +163,32 @@ fn first_allowed(emb: &[VertexId], level: &Level, bound: usize) -> VertexId {
         .unwrap_or(0)
 }
 
-/// The label a level's lists are read with: `Some` when the plan checks
-/// labels and `g` keeps (some) lists grouped by label
-/// ([`GraphView::nbrs_with_label`]): an intersection with one label group
-/// holds only that label, and needs no label filter afterwards.
+/// The label a level's lists are read with: `Some` when `g` keeps (some)
+/// lists grouped by label ([`GraphView::nbrs_with_label`]) and the plan
+/// checks labels or reads edge labels: an intersection with one label group
+/// holds only that label, and needs no label filter afterwards; a group by
+/// both labels needs no edge-label filter either.
 #[inline]
 fn read_label<G: GraphView + ?Sized>(g: &G, plan: &Plan, level: &Level) -> Option<Label> {
-    (plan.check_labels && g.has_label_groups()).then_some(level.label)
+    let labelled = plan.check_labels || level.reads.iter().any(|r| r.elabel.is_some());
+    (labelled && g.has_label_groups()).then_some(level.label)
 }
 
-/// `v`'s list of version `ver`: only its vertices of `label` when given and
-/// the view has them grouped (then `true`), else the whole list.
+/// `v`'s list of version `ver`, and the edge label still to match: only its
+/// vertices of `label` when given and the view has them grouped (then
+/// `true`), else the whole list; `elabel` is `None` when the group holds
+/// only that edge label.
 #[inline]
-fn list_of<G: GraphView + ?Sized>(g: &G, v: VertexId, ver: Version, label: Option<Label>) -> (Nbrs<'_>, bool) {
-    match label.and_then(|l| g.nbrs_with_label(v, ver, l)) {
-        Some(list) => (list, true),
-        None => (g.nbrs(v, ver), false),
+fn list_of<G: GraphView + ?Sized>(
+    g: &G,
+    v: VertexId,
+    ver: Version,
+    label: Option<Label>,
+    elabel: Option<Label>,
+) -> (Nbrs<'_>, bool, Option<Label>) {
+    match label.and_then(|l| g.nbrs_with_label(v, ver, l, elabel)) {
+        Some(group) => (group.list, true, elabel.filter(|_| !group.elabel_applied)),
+        None => (g.nbrs(v, ver), false, elabel),
     }
 }
 
@@ -217,7 +227,7 @@ macro_rules! with_operands {
             if Some(k) == $skip {
                 continue;
             }
-            let (mut list, grouped) = list_of($g, $emb[r.pos as usize], r.version, $label);
+            let (mut list, grouped, elabel) = list_of($g, $emb[r.pos as usize], r.version, $label, r.elabel);
             $pure |= grouped;
             if first > 0 {
                 if let Some(cut) = list.plain_from(first) {
@@ -225,7 +235,7 @@ macro_rules! with_operands {
                     $cut = true;
                 }
             }
-            storage[n].write(Operand { list, elabel: r.elabel });
+            storage[n].write(Operand { list, elabel });
             n += 1;
         }
         // SAFETY: the first `n` entries were just written; Operand is Copy (no drop).
@@ -391,7 +401,7 @@ impl Executor {
             .iter()
             .position(|r| (r.pos as usize) < d - 1 && r.elabel.is_none())?;
         let r = level.extra[k];
-        let (list, grouped) = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level));
+        let (list, grouped, _) = list_of(g, self.emb[r.pos as usize], r.version, read_label(g, plan, level), None);
         if !list.is_plain() {
             return None;
         }
