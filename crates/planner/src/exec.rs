@@ -9,6 +9,10 @@
 //! * a level whose lists include all lists of an earlier level
 //!   ([`Level::reuse`]) starts from that level's candidate buffer instead of
 //!   intersecting those lists again (cliques, diamonds);
+//! * a level's reads bound well above it ([`Level::partial`]) are
+//!   intersected once per node at the depth where the last of them is
+//!   bound, into a buffer of their own, and each node of the level
+//!   intersects that buffer with its remaining lists;
 //! * a list that stays fixed while a parent loops over many siblings (N(x)
 //!   in a 4-cycle's last level) is marked once in a bitmap, and each sibling
 //!   probes only its own lists against it.
@@ -54,6 +58,12 @@ impl Visitor for NoVisitor {
 #[derive(Clone, Debug)]
 pub struct Executor {
     bufs: Vec<Vec<VertexId>>,
+    /// Per level: its [`Level::partial`] intersection, label-filtered,
+    /// valid where `partials_fresh` has the level's bit (computed on first
+    /// use below the node that bound its last input, so that a subtree that
+    /// dies before the level costs nothing).
+    partials: Vec<Vec<VertexId>>,
+    partials_fresh: u32,
     tmp: Vec<VertexId>,
     emb: [VertexId; MAX_QUERY_VERTICES],
     /// Per level: membership bitmap of its pinned list (see the module docs).
@@ -128,6 +138,8 @@ impl Default for Executor {
     fn default() -> Self {
         Executor {
             bufs: vec![Vec::new(); MAX_QUERY_VERTICES],
+            partials: vec![Vec::new(); MAX_QUERY_VERTICES],
+            partials_fresh: 0,
             tmp: Vec::new(),
             emb: [0; MAX_QUERY_VERTICES],
             bits: vec![Vec::new(); MAX_QUERY_VERTICES],
@@ -189,6 +201,22 @@ fn list_of<G: GraphView + ?Sized>(
     match label.and_then(|l| g.nbrs_with_label(v, ver, l, elabel)) {
         Some(group) => (group.list, true, elabel.filter(|_| !group.elabel_applied)),
         None => (g.nbrs(v, ver), false, elabel),
+    }
+}
+
+/// The candidate set level `d` starts from: the reused level's candidates
+/// (in `bufs`) or the level's partial intersection (in `partials`), if any.
+#[inline]
+fn source<'b>(
+    bufs: &'b [Vec<VertexId>],
+    partials: &'b [Vec<VertexId>],
+    level: &Level,
+    d: usize,
+) -> Option<&'b [VertexId]> {
+    match (level.reuse, &level.partial) {
+        (Some(e), _) => Some(bufs[e as usize].as_slice()),
+        (None, Some(_)) => Some(partials[d].as_slice()),
+        (None, None) => None,
     }
 }
 
@@ -258,6 +286,7 @@ impl Executor {
                 self.hoist(g, plan);
             }
         }
+        self.partials_fresh = 0;
         for e in 0..depth {
             if plan.levels[e].reads.is_empty() || !plan.levels[e + 1..].iter().any(|l| l.reuse == Some(e as u8)) {
                 continue;
@@ -326,6 +355,7 @@ impl Executor {
         if plan.levels[plan.depth() - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
+        self.partials_fresh &= !plan.partials_due[d];
         // later levels may reuse the whole candidate set
         self.bufs[d].clear();
         self.bufs[d].extend_from_slice(cands);
@@ -375,6 +405,40 @@ impl Executor {
         self.bufs[last] = out;
     }
 
+    /// Makes level `l`'s [`Level::partial`] set (label-filtered) current,
+    /// computing it if a binding it depends on changed since.
+    fn refresh_partial<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, l: usize) {
+        let level = &plan.levels[l];
+        let Some(partial) = level.partial.as_ref() else {
+            return;
+        };
+        if self.partials_fresh >> l & 1 == 1 {
+            return;
+        }
+        self.partials_fresh |= 1 << l;
+        let emb = self.emb;
+        let mut out = std::mem::take(&mut self.partials[l]);
+        let label = read_label(g, plan, level);
+        let pure = with_operands!(
+            g,
+            partial.reads,
+            None::<&[VertexId]>,
+            emb,
+            None,
+            0,
+            label,
+            |ops, _cut, pure| {
+                intersect_into(ops, &mut out);
+                pure
+            }
+        );
+        if plan.check_labels && !pure {
+            let labels = g.labels();
+            out.retain(|&c| labels[c as usize] == level.label);
+        }
+        self.partials[l] = out;
+    }
+
     /// The `extra` index of level `d`'s pinned read, if one is pinned.
     fn pinned_read(&self, d: usize) -> Option<usize> {
         self.pinned[d].map(usize::from)
@@ -393,7 +457,8 @@ impl Executor {
             return None;
         }
         let level = &plan.levels[d];
-        if level.hoist.is_some() || level.extra.len() + usize::from(level.reuse.is_some()) < 2 {
+        let sourced = level.reuse.is_some() || level.partial.is_some();
+        if level.hoist.is_some() || level.extra.len() + usize::from(sourced) < 2 {
             return None;
         }
         let k = level
@@ -468,7 +533,8 @@ impl Executor {
         let level = &plan.levels[d];
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
-        let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
+        self.refresh_partial(g, plan, d);
+        let src = source(&self.bufs, &self.partials, level, d);
         let label = read_label(g, plan, level);
         // whether the candidates hold only the level's label (no filter needed)
         let grouped = if let (Some(src), true) = (src, level.extra.is_empty()) {
@@ -527,6 +593,7 @@ impl Executor {
         if !ENUM && plan.levels[depth - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
+        self.partials_fresh &= !plan.partials_due[d];
         let total = if d + 1 == depth && !ENUM {
             self.count_last(g, plan, level)
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -600,7 +667,8 @@ impl Executor {
         }
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
-        let src: Option<&[VertexId]> = level.reuse.map(|e| self.bufs[e as usize].as_slice());
+        self.refresh_partial(g, plan, d);
+        let src = source(&self.bufs, &self.partials, level, d);
         let pinned_grouped = self.pinned_is_group(d);
         let tmp = &mut self.tmp;
         let label = read_label(g, plan, level);

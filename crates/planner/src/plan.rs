@@ -63,6 +63,22 @@ pub struct Level {
     /// candidate set is computed once per node at depth `hoist` and each
     /// deeper node only subtracts its injectivity conflicts.
     pub hoist: Option<u8>,
+    /// Two or more reads bound well above this level ([`Partial`]), whose
+    /// intersection is computed once per node at depth `Partial::at` and
+    /// intersected here with `extra` only; `None` with `reuse` or `hoist`.
+    pub partial: Option<Partial>,
+}
+
+/// The reads of a level bound above depth `at` (all but those of its latest
+/// position): their intersection, filtered by the level's label, is the
+/// same for every node below a node at depth `at`, so it is computed there
+/// once instead of at each node of the level (a 6-vertex query whose last
+/// vertex reads three lists intersects the first two once per binding of
+/// the second, not once per binding of the third).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partial {
+    pub at: u8,
+    pub reads: Vec<Read>,
 }
 
 /// A nested-loop plan; `levels[d]` binds `order[d]`.
@@ -85,6 +101,9 @@ pub struct Plan {
     /// counting run caches it by that vertex (e.g. a 4-cycle's |N(a) ∩ N(c)|
     /// across the b's that reach the same c). `Some(f)` when f < depth − 2.
     pub memo_from: Option<u8>,
+    /// Per depth d: bit l set when level l's [`Partial`] depends on the
+    /// bindings up to depth d (it is stale once a node at depth d binds anew).
+    pub partials_due: Vec<u32>,
 }
 
 impl Plan {
@@ -99,6 +118,7 @@ impl Plan {
             check_labels,
             independent_tail: false,
             memo_from: None,
+            partials_due: Vec::new(),
         };
         plan.derive_shortcuts();
         plan
@@ -124,6 +144,7 @@ impl Plan {
                     let l = &mut self.levels[d];
                     l.reuse = None;
                     l.extra = l.reads.clone();
+                    set_partial(l);
                 }
             }
         }
@@ -146,6 +167,7 @@ impl Plan {
                 let f = others
                     .map(|r| r.pos as usize + 1)
                     .chain(last.reuse.map(usize::from))
+                    .chain(last.partial.as_ref().map(|p| usize::from(p.at)))
                     .max()
                     .unwrap_or(0);
                 // a bound on the last level must not change while an entry
@@ -157,6 +179,13 @@ impl Plan {
         };
         self.independent_tail = independent_tail;
         self.memo_from = memo_from;
+        let mut due = vec![0u32; n + 1];
+        for (l, level) in levels.iter().enumerate() {
+            if let Some(p) = &level.partial {
+                due[p.at as usize] |= 1 << l;
+            }
+        }
+        self.partials_due = due;
     }
 }
 
@@ -223,6 +252,7 @@ pub(crate) fn levels_for(
                 above: Vec::new(),
                 reuse: None,
                 hoist: None,
+                partial: None,
             }
         })
         .collect();
@@ -235,7 +265,28 @@ pub(crate) fn levels_for(
             last.extra = last.reads.clone();
         }
     }
+    for level in &mut levels {
+        set_partial(level);
+    }
     levels
+}
+
+/// Sets [`Level::partial`] where a level without reuse or hoist has at least
+/// two reads bound before its latest one.
+fn set_partial(level: &mut Level) {
+    if level.reuse.is_some() || level.hoist.is_some() {
+        return;
+    }
+    let Some(latest) = level.reads.iter().map(|r| r.pos).max() else {
+        return;
+    };
+    let early: Vec<Read> = level.reads.iter().copied().filter(|r| r.pos < latest).collect();
+    if early.len() < 2 {
+        return;
+    }
+    let at = early.iter().map(|r| r.pos + 1).max().expect("two reads");
+    level.extra.retain(|r| !early.contains(r));
+    level.partial = Some(Partial { at, reads: early });
 }
 
 /// Moves to the end one vertex whose neighbours all come before it (after
