@@ -851,38 +851,55 @@ impl GraphView for DynamicGraph {
 /// from the back. Returns the new length.
 fn reorganise(ids: &mut [VertexId], labels: &mut [Label], old: OldPart, scratch: &mut Vec<(VertexId, Label)>) -> usize {
     let (base, labelled) = (old.len as usize, !labels.is_empty());
-    // entries before the first mark stay where they are
-    let first = old.first_mark as usize;
-    let mut w = first;
-    for i in first..base {
-        if ids[i] & MARK == 0 {
-            ids[w] = ids[i];
-            if labelled {
-                labels[w] = labels[i];
-            }
-            w += 1;
+    // entries before the first mark stay where they are; the kept runs
+    // between marks move down as blocks (a batch marks few entries of a
+    // list: one update at a time, one)
+    let mut w = old.first_mark as usize;
+    let mut i = w;
+    let mut marks_left = old.marked as usize;
+    while i < base {
+        if marks_left == 0 {
+            // no marks beyond: the rest is one run
+            move_run(ids, labels, labelled, i..base, w);
+            w += base - i;
+            break;
+        }
+        let run = ids[i..base].iter().position(|&x| x & MARK != 0).unwrap_or(base - i);
+        move_run(ids, labels, labelled, i..i + run, w);
+        w += run;
+        i += run;
+        if i < base {
+            // skip the mark
+            i += 1;
+            marks_left -= 1;
         }
     }
     scratch.clear();
     scratch.extend((base..ids.len()).map(|i| (ids[i], if labelled { labels[i] } else { 0 })));
-    let mut i = w; // one past the last kept old entry
-    let mut j = scratch.len();
-    let mut k = w + scratch.len();
-    while j > 0 {
-        if i > 0 && ids[i - 1] > scratch[j - 1].0 {
-            ids[k - 1] = ids[i - 1];
-            if labelled {
-                labels[k - 1] = labels[i - 1];
-            }
-            i -= 1;
-        } else {
-            ids[k - 1] = scratch[j - 1].0;
-            if labelled {
-                labels[k - 1] = scratch[j - 1].1;
-            }
-            j -= 1;
+    // merge the appended entries in from the back: each one's place by a
+    // binary search, the kept entries above it shifted up as one block
+    let mut i = w; // one past the last kept old entry not yet moved
+    for (j, &(x, l)) in scratch.iter().enumerate().rev() {
+        let p = ids[..i].partition_point(|&y| y < x);
+        move_run(ids, labels, labelled, p..i, p + j + 1);
+        ids[p + j] = x;
+        if labelled {
+            labels[p + j] = l;
         }
-        k -= 1;
+        i = p;
     }
     w + scratch.len()
+}
+
+/// Moves entries `from` (ids and, when `labelled`, labels) to start at `to`
+/// (`copy_within`: the ranges may overlap).
+#[inline]
+fn move_run(ids: &mut [VertexId], labels: &mut [Label], labelled: bool, from: std::ops::Range<usize>, to: usize) {
+    if from.is_empty() || from.start == to {
+        return;
+    }
+    ids.copy_within(from.clone(), to);
+    if labelled {
+        labels.copy_within(from, to);
+    }
 }
