@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use csm_graph::{GraphView, Label, Nbrs, Version, VertexId};
 
-use crate::intersect::{intersect_into, intersect_len, sorted_overlap, Operand};
-use crate::plan::{Level, Plan, Read};
+use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, sorted_overlap, Operand};
+use crate::plan::{Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 
 /// Observes (and may prune) the execution tree.
@@ -590,10 +590,17 @@ impl Executor {
             // a new binding above: cached last-level sizes are stale
             self.memo_epoch += 1;
         }
+        self.partials_fresh &= !plan.partials_due[d];
+        if !ENUM && !V::OBSERVES {
+            if let Some(tail) = plan.wide_tail.as_ref().filter(|t| t.start as usize == d) {
+                let total = self.count_wide_tail(g, plan, tail);
+                vis.leave(d);
+                return total;
+            }
+        }
         if !ENUM && plan.levels[depth - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
-        self.partials_fresh &= !plan.partials_due[d];
         let total = if d + 1 == depth && !ENUM {
             self.count_last(g, plan, level)
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -604,6 +611,47 @@ impl Executor {
         };
         vis.leave(d);
         total
+    }
+
+    /// Completions of a node at depth `tail.start` ([`Plan::wide_tail`]):
+    /// each tail level's candidates (label-filtered, without earlier
+    /// bindings, cut by its bounds), multiplied, minus the tuples binding
+    /// two vertices of one label group to one data vertex, by
+    /// inclusion–exclusion: |A||B| − |A∩B| for a pair, and for a triple
+    /// |A||B||C| − |A∩B||C| − |A∩C||B| − |B∩C||A| + 2|A∩B∩C|.
+    fn count_wide_tail<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, tail: &WideTail) -> u64 {
+        let (start, n) = (tail.start as usize, plan.depth());
+        // tail positions hold no binding: no candidate conflicts with them
+        self.emb[start..n].fill(VertexId::MAX);
+        for t in start..n {
+            self.fill_own(g, plan, t);
+            if self.bufs[t].is_empty() {
+                return 0;
+            }
+        }
+        let bufs = &self.bufs;
+        let size = |t: u8| bufs[t as usize].len() as u128;
+        let both = |a: u8, b: u8| sorted_overlap(&bufs[a as usize], &bufs[b as usize]) as u128;
+        let mut total: u128 = 1;
+        for group in &tail.groups {
+            let tuples = match group[..] {
+                [a] => size(a),
+                [a, b] => size(a) * size(b) - both(a, b),
+                [a, b, c] => {
+                    let (ab, ac, bc) = (both(a, b), both(a, c), both(b, c));
+                    self.tmp.clear();
+                    sorted_intersection_into(&bufs[a as usize], &bufs[b as usize], &mut self.tmp);
+                    let abc = sorted_overlap(&self.tmp, &bufs[c as usize]) as u128;
+                    size(a) * size(b) * size(c) + 2 * abc - ab * size(c) - ac * size(b) - bc * size(a)
+                }
+                _ => unreachable!("tail groups hold one to three levels"),
+            };
+            total *= tuples;
+            if total == 0 {
+                return 0;
+            }
+        }
+        u64::try_from(total).unwrap_or(u64::MAX)
     }
 
     /// Completions at depth `d = depth − 2` when the last two vertices p, q

@@ -289,6 +289,17 @@ pub fn intersect_into(ops: &mut [Operand<'_>], out: &mut Vec<u32>) {
     }
 }
 
+/// a ∩ b of two sorted plain slices into `out` (appended; merge or
+/// galloping by their sizes).
+pub fn sorted_intersection_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if b.len() > GALLOP_RATIO * a.len() {
+        gallop_into(a, b, out);
+    } else {
+        merge_into(a, b, out);
+    }
+}
+
 /// |a ∩ b| of two sorted plain slices (merge or galloping by their sizes).
 pub fn sorted_overlap(a: &[u32], b: &[u32]) -> u64 {
     let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };

@@ -101,6 +101,13 @@ pub struct Plan {
     /// counting run caches it by that vertex (e.g. a 4-cycle's |N(a) ∩ N(c)|
     /// across the b's that reach the same c). `Some(f)` when f < depth − 2.
     pub memo_from: Option<u8>,
+    /// The last levels from `start` on read only lists bound before `start`
+    /// (no query edge among them, no bound between them): given the
+    /// bindings above `start`, their candidate sets are independent, and a
+    /// counting run multiplies their sizes, minus the tuples that bind two
+    /// same-label vertices to one data vertex ([`WideTail`]). At least
+    /// three levels; two are [`Plan::independent_tail`].
+    pub wide_tail: Option<WideTail>,
     /// Per depth d: bit l set when level l's [`Partial`] depends on the
     /// bindings up to depth d (it is stale once a node at depth d binds anew).
     pub partials_due: Vec<u32>,
@@ -118,6 +125,7 @@ impl Plan {
             check_labels,
             independent_tail: false,
             memo_from: None,
+            wide_tail: None,
             partials_due: Vec::new(),
         };
         plan.derive_shortcuts();
@@ -179,6 +187,7 @@ impl Plan {
         };
         self.independent_tail = independent_tail;
         self.memo_from = memo_from;
+        self.wide_tail = WideTail::of(levels);
         let mut due = vec![0u32; n + 1];
         for (l, level) in levels.iter().enumerate() {
             if let Some(p) = &level.partial {
@@ -186,6 +195,49 @@ impl Plan {
             }
         }
         self.partials_due = due;
+    }
+}
+
+/// The independent last levels of a plan ([`Plan::wide_tail`]): from
+/// `start` on, grouped by vertex label (injectivity binds only vertices of
+/// one label; each group has at most three levels, whose injective tuples
+/// inclusion–exclusion counts from pairwise and triple overlaps).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WideTail {
+    pub start: u8,
+    pub groups: Vec<Vec<u8>>,
+}
+
+impl WideTail {
+    /// The longest such tail of at least three levels, if any; the first two
+    /// levels (a delta plan's seed, or a static plan's start and its first
+    /// extension) never belong to it.
+    fn of(levels: &[Level]) -> Option<WideTail> {
+        let n = levels.len();
+        (2..n.saturating_sub(2)).find_map(|start| {
+            let tail = &levels[start..];
+            let independent = tail.iter().all(|l| {
+                !l.reads.is_empty()
+                    && l.reads.iter().all(|r| (r.pos as usize) < start)
+                    && l.above.iter().all(|&p| (p as usize) < start)
+                    && l.reuse.is_none_or(|e| (e as usize) < start)
+            });
+            if !independent {
+                return None;
+            }
+            let mut groups: Vec<Vec<u8>> = Vec::new();
+            for (k, l) in tail.iter().enumerate() {
+                let t = (start + k) as u8;
+                match groups.iter_mut().find(|g| levels[g[0] as usize].label == l.label) {
+                    Some(g) => g.push(t),
+                    None => groups.push(vec![t]),
+                }
+            }
+            groups.iter().all(|g| g.len() <= 3).then_some(WideTail {
+                start: start as u8,
+                groups,
+            })
+        })
     }
 }
 
