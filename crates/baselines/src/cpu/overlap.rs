@@ -177,12 +177,25 @@ impl CpuEngine {
         // without hubs); the run is not staged, so nothing is touched yet
         let no_hubs = Hubs::default();
         let grouped = HubLabelGroups::new(g, hubs.as_ref().unwrap_or(&no_hubs), &[]);
-        let edges = run_edges(g, run);
+        let all = run_edges(g, run);
+        let sym: &Symmetry = sym;
+        // an edge that carries no query edge's labels seeds nothing and is
+        // never read by a match (a list read keeps only the neighbours of
+        // one query edge's labels): it is left out of the versions and the
+        // matching, and reports zero
+        let seeds_some: Vec<bool> = all
+            .iter()
+            .map(|&(e, insert)| {
+                let side = if insert { &sym.positive } else { &sym.negative };
+                let (rules, plans) = side.as_ref().expect("overlaps() checked");
+                !single_edge_seeds(g, plans, &e, rules).is_empty()
+            })
+            .collect();
+        let edges: Vec<(Edge, bool)> = all.iter().zip(&seeds_some).filter(|p| *p.1).map(|p| *p.0).collect();
         let pool = self.pool.as_ref();
         self.versions.build(&grouped, &edges);
         let versions = &self.versions;
-        let sym: &Symmetry = sym;
-        let counted: Vec<(DeltaCounts, f64)> = pool.install(|| {
+        let matched: Vec<(DeltaCounts, f64)> = pool.install(|| {
             edges
                 .par_iter()
                 .enumerate()
@@ -203,6 +216,17 @@ impl CpuEngine {
                 .collect()
         });
         let wall = t1.elapsed().as_secs_f64();
+        let mut matched = matched.into_iter();
+        let counted: Vec<(DeltaCounts, f64)> = seeds_some
+            .iter()
+            .map(|&some| {
+                if some {
+                    matched.next().expect("one result per matched edge")
+                } else {
+                    (DeltaCounts::default(), 0.0)
+                }
+            })
+            .collect();
 
         let t2 = Instant::now();
         let (g, _, _, hubs, _) = self.state.as_mut().expect("checked");
