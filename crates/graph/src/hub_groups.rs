@@ -21,7 +21,7 @@
 //! live for one batch.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use foldhash::fast::FixedState;
@@ -39,6 +39,10 @@ pub(crate) const GROUP_AFTER_READS: u32 = 8;
 /// Edge changes at one hub up to which [`Hubs::update`] patches its
 /// committed groups instead of dropping them.
 const PATCH_MAX: usize = 8;
+
+/// The least budget of [`Hubs`]' committed groups (list entries), for
+/// small graphs.
+const MIN_GROUP_BUDGET: usize = 1 << 16;
 
 /// [`Hubs`]' slot of a vertex that is not a hub.
 const NO_SLOT: u32 = u32::MAX;
@@ -100,7 +104,7 @@ impl LazyGroup {
 /// Whoever changes the graph must call [`Hubs::update`] with every vertex
 /// whose list changed before the change commits: that drops the hub's
 /// committed groups, which would otherwise be stale.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Hubs {
     min_degree: usize,
     batch_min_degree: usize,
@@ -111,8 +115,31 @@ pub struct Hubs {
     list: Vec<VertexId>,
     /// Per slot: the hub's degree when last seen.
     degree: Vec<u32>,
-    /// Per slot: the groups of the hub's committed list, built on first use.
-    committed: Vec<OnceLock<Group>>,
+    /// Per slot: the groups of the hub's committed list, built on first use
+    /// (boxed: 16 bytes a hub until built, for graphs of many hubs).
+    committed: Vec<OnceLock<Box<Group>>>,
+    /// List entries held by built committed groups, and the most they may
+    /// hold (the graph's list entries when the hubs were found): a group
+    /// beyond it is not built and its reads filter the whole list, so that
+    /// groups at most double the memory of the graph's lists (a budget of
+    /// half that slowed edge-labelled 6-vertex queries by a third).
+    grouped: AtomicUsize,
+    budget: usize,
+}
+
+impl Clone for Hubs {
+    fn clone(&self) -> Self {
+        Hubs {
+            min_degree: self.min_degree,
+            batch_min_degree: self.batch_min_degree,
+            slot: self.slot.clone(),
+            list: self.list.clone(),
+            degree: self.degree.clone(),
+            committed: self.committed.clone(),
+            grouped: AtomicUsize::new(self.grouped.load(Ordering::Relaxed)),
+            budget: self.budget,
+        }
+    }
 }
 
 impl Default for Hubs {
@@ -125,6 +152,8 @@ impl Default for Hubs {
             list: Vec::new(),
             degree: Vec::new(),
             committed: Vec::new(),
+            grouped: AtomicUsize::new(0),
+            budget: 0,
         }
     }
 }
@@ -138,12 +167,15 @@ impl Hubs {
             ..Hubs::default()
         };
         let labels = g.labels();
+        let mut entries = 0;
         for v in 0..g.num_vertices() as VertexId {
             let d = g.nbrs(v, Version::New).len();
+            entries += d;
             if labels[v as usize] != ABSENT && d >= hubs.min_degree {
                 hubs.insert(v, d);
             }
         }
+        hubs.budget = entries.max(MIN_GROUP_BUDGET);
         hubs
     }
 
@@ -175,7 +207,7 @@ impl Hubs {
                             .all(|&(_, x, el, ins)| group.patch(x, labels[x as usize], el, ins))
                     });
                 if !patched {
-                    self.committed[i] = OnceLock::new();
+                    self.drop_committed(i);
                 }
             }
             if d >= self.min_degree {
@@ -196,7 +228,9 @@ impl Hubs {
     pub fn adopt(&mut self, groups: NewGroups) {
         for (v, group) in groups.0 {
             if let Some(i) = self.slot_of(v) {
-                self.committed[i] = OnceLock::from(group);
+                self.drop_committed(i);
+                self.grouped.fetch_add(group.ids.len(), Ordering::Relaxed);
+                self.committed[i] = OnceLock::from(Box::new(group));
             }
         }
     }
@@ -238,6 +272,7 @@ impl Hubs {
     fn remove(&mut self, v: VertexId) {
         if let Some(i) = self.slot_of(v) {
             self.slot[v as usize] = NO_SLOT;
+            self.drop_committed(i);
             self.list.swap_remove(i);
             self.degree.swap_remove(i);
             self.committed.swap_remove(i);
@@ -245,6 +280,31 @@ impl Hubs {
                 self.slot[moved as usize] = i as u32;
             }
         }
+    }
+
+    /// Drops slot `i`'s committed groups, releasing their budget.
+    fn drop_committed(&mut self, i: usize) {
+        if let Some(group) = self.committed[i].take() {
+            let used = self.grouped.get_mut();
+            *used = used.saturating_sub(group.ids.len());
+        }
+    }
+
+    /// Slot `i`'s committed groups, built with `build` on first use while
+    /// the budget allows.
+    fn committed_group(&self, i: usize, build: impl FnOnce() -> Group) -> Option<&Group> {
+        if let Some(group) = self.committed[i].get() {
+            return Some(group);
+        }
+        if self.grouped.load(Ordering::Relaxed) >= self.budget {
+            return None;
+        }
+        let group = self.committed[i].get_or_init(|| {
+            let group = build();
+            self.grouped.fetch_add(group.ids.len(), Ordering::Relaxed);
+            Box::new(group)
+        });
+        Some(group)
     }
 
     /// `v`'s slot, if `v` is a hub.
@@ -282,6 +342,18 @@ impl Hubs {
 
     pub fn batch_min_degree(&self) -> usize {
         self.batch_min_degree
+    }
+
+    /// At most `entries` list entries in built committed groups (default:
+    /// the graph's entries when found, at least 65,536).
+    pub fn with_group_budget(mut self, entries: usize) -> Self {
+        self.budget = entries;
+        self
+    }
+
+    /// List entries held by built committed groups.
+    pub fn grouped_entries(&self) -> usize {
+        self.grouped.load(Ordering::Relaxed)
     }
 }
 
@@ -606,7 +678,9 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
                     || true,
                     || Group::of(g.nbrs(v, ver), labels, el, by_el),
                 )?,
-            _ => self.hubs.committed[slot].get_or_init(|| Group::of(g.nbrs(v, Version::Old), labels, el, by_el)),
+            _ => self
+                .hubs
+                .committed_group(slot, || Group::of(g.nbrs(v, Version::Old), labels, el, by_el))?,
         };
         group.with_label(label, elabel)
     }
@@ -833,6 +907,43 @@ mod tests {
                 .to_vec();
             assert!(got.contains(&(60, 1)), "{scale} {by_el}: {got:?}");
         }
+    }
+
+    /// Committed groups stop being built once they hold the budget's
+    /// entries (reads then filter: `None`), and a batch that drops a
+    /// hub's groups gives its entries back.
+    #[test]
+    fn committed_groups_keep_to_their_budget() {
+        // hubs 0 and 1, each joined to 2..42 (labels alternate)
+        let n = 42;
+        let labels: Vec<Label> = (0..n).map(|v| v as Label % 2).collect();
+        let pairs: Vec<(VertexId, VertexId)> = (0..2).flat_map(|h| (2..n as VertexId).map(move |v| (h, v))).collect();
+        let g = graph_from_pairs(n, &pairs, labels, None);
+        let mut dg = DynamicGraph::from_data(&g).unwrap();
+        let mut hubs = Hubs::of(&dg, 8).with_group_budget(30);
+        let view = HubLabelGroups::new(&dg, &hubs, &[]);
+        assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_some());
+        assert_eq!(hubs.grouped_entries(), 40);
+        // over budget: hub 1 is filtered by the reader
+        assert!(view.nbrs_with_label(1, Version::Old, 1, None).is_none());
+        // a batch adding a vertex drops hub 0's groups and frees the budget
+        let add = [
+            Update::AddVertex { id: 42, label: 0 },
+            Update::AddEdge(Edge::new(0, 42, 0)),
+        ];
+        let add: Vec<LocatedUpdate> = add
+            .into_iter()
+            .enumerate()
+            .map(|(line, update)| LocatedUpdate { line, update })
+            .collect();
+        dg.stage(&add, "<test>", Strictness::Strict).unwrap();
+        hubs.update(&dg, dg.touched(), dg.pending_delta());
+        dg.commit();
+        assert_eq!(hubs.grouped_entries(), 0);
+        let view = HubLabelGroups::new(&dg, &hubs, &[]);
+        let got = view.nbrs_with_label(1, Version::Old, 1, None).unwrap().list.to_vec();
+        let want: Vec<_> = dg.nbrs(1, Version::Old).iter().filter(|p| p.0 % 2 == 1).collect();
+        assert_eq!(got, want);
     }
 
     /// Hubs join at the bound and leave below half of it.
