@@ -693,6 +693,16 @@ mod tests {
     use crate::types::{Edge, LocatedUpdate, Update};
     use crate::{DynamicGraph, Strictness};
 
+    /// Stages `updates` on `dg` (lines numbered from 1).
+    fn stage(dg: &mut DynamicGraph, updates: impl IntoIterator<Item = Update>) {
+        let located: Vec<LocatedUpdate> = updates
+            .into_iter()
+            .enumerate()
+            .map(|(i, update)| LocatedUpdate { line: i + 1, update })
+            .collect();
+        dg.stage(&located, "<test>", Strictness::Strict).unwrap();
+    }
+
     /// Every version's groups of every hub equal the whole list filtered by
     /// label, while batches that insert and delete are pending, over several
     /// batches (committed groups must be dropped when a batch touches a hub).
@@ -781,12 +791,7 @@ mod tests {
                     updates.push(Update::AddEdge(Edge::new(v, w, 1)));
                 }
             }
-            let located: Vec<LocatedUpdate> = updates
-                .into_iter()
-                .enumerate()
-                .map(|(i, update)| LocatedUpdate { line: i + 1, update })
-                .collect();
-            dg.stage(&located, "<test>", Strictness::Strict).unwrap();
+            stage(&mut dg, updates);
             let view = HubLabelGroups::new(&dg, &hubs, dg.touched());
             for v in 0..n as VertexId {
                 for ver in [Version::Old, Version::Common, Version::New] {
@@ -886,16 +891,13 @@ mod tests {
             // the hub's groups are dropped, and the next read regroups
             let view = HubLabelGroups::new(&dg, &hubs, &[]);
             assert!(view.nbrs_with_label(0, Version::Old, 0, by_el.then_some(0)).is_some());
-            let add = [
-                Update::AddVertex { id: 60, label: scale },
-                Update::AddEdge(Edge::new(0, 60, 1)),
-            ];
-            let add: Vec<LocatedUpdate> = add
-                .into_iter()
-                .enumerate()
-                .map(|(line, update)| LocatedUpdate { line, update })
-                .collect();
-            dg.stage(&add, "<test>", Strictness::Strict).unwrap();
+            stage(
+                &mut dg,
+                [
+                    Update::AddVertex { id: 60, label: scale },
+                    Update::AddEdge(Edge::new(0, 60, 1)),
+                ],
+            );
             hubs.update(&dg, dg.touched(), dg.pending_delta());
             assert!(hubs.committed[hubs.slot_of(0).unwrap()].get().is_none());
             dg.commit();
@@ -927,16 +929,13 @@ mod tests {
         // over budget: hub 1 is filtered by the reader
         assert!(view.nbrs_with_label(1, Version::Old, 1, None).is_none());
         // a batch adding a vertex drops hub 0's groups and frees the budget
-        let add = [
-            Update::AddVertex { id: 42, label: 0 },
-            Update::AddEdge(Edge::new(0, 42, 0)),
-        ];
-        let add: Vec<LocatedUpdate> = add
-            .into_iter()
-            .enumerate()
-            .map(|(line, update)| LocatedUpdate { line, update })
-            .collect();
-        dg.stage(&add, "<test>", Strictness::Strict).unwrap();
+        stage(
+            &mut dg,
+            [
+                Update::AddVertex { id: 42, label: 0 },
+                Update::AddEdge(Edge::new(0, 42, 0)),
+            ],
+        );
         hubs.update(&dg, dg.touched(), dg.pending_delta());
         dg.commit();
         assert_eq!(hubs.grouped_entries(), 0);

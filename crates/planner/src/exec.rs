@@ -273,6 +273,28 @@ macro_rules! with_operands {
     }};
 }
 
+/// The intersection of `reads` (lists of the vertices bound in `emb`) into
+/// `out`, keeping only `level`'s label: no injectivity checks and no bounds
+/// (the hoisted last level, a level's partial intersection).
+fn labelled_intersection<G: GraphView + ?Sized>(
+    g: &G,
+    plan: &Plan,
+    level: &Level,
+    reads: &[Read],
+    emb: &[VertexId; MAX_QUERY_VERTICES],
+    out: &mut Vec<VertexId>,
+) {
+    let label = read_label(g, plan, level);
+    let pure = with_operands!(g, reads, None::<&[VertexId]>, emb, None, 0, label, |ops, _cut, pure| {
+        intersect_into(ops, out);
+        pure
+    });
+    if plan.check_labels && !pure {
+        let labels = g.labels();
+        out.retain(|&c| labels[c as usize] == level.label);
+    }
+}
+
 impl Executor {
     pub fn new() -> Self {
         Self::default()
@@ -382,26 +404,8 @@ impl Executor {
     fn hoist<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan) {
         let last = plan.depth() - 1;
         let level = &plan.levels[last];
-        let emb = self.emb;
         let mut out = std::mem::take(&mut self.bufs[last]);
-        let label = read_label(g, plan, level);
-        let pure = with_operands!(
-            g,
-            level.extra,
-            None::<&[VertexId]>,
-            emb,
-            None,
-            0,
-            label,
-            |ops, _cut, pure| {
-                intersect_into(ops, &mut out);
-                pure
-            }
-        );
-        if plan.check_labels && !pure {
-            let labels = g.labels();
-            out.retain(|&c| labels[c as usize] == level.label);
-        }
+        labelled_intersection(g, plan, level, &level.extra, &self.emb, &mut out);
         self.bufs[last] = out;
     }
 
@@ -416,26 +420,8 @@ impl Executor {
             return;
         }
         self.partials_fresh |= 1 << l;
-        let emb = self.emb;
         let mut out = std::mem::take(&mut self.partials[l]);
-        let label = read_label(g, plan, level);
-        let pure = with_operands!(
-            g,
-            partial.reads,
-            None::<&[VertexId]>,
-            emb,
-            None,
-            0,
-            label,
-            |ops, _cut, pure| {
-                intersect_into(ops, &mut out);
-                pure
-            }
-        );
-        if plan.check_labels && !pure {
-            let labels = g.labels();
-            out.retain(|&c| labels[c as usize] == level.label);
-        }
+        labelled_intersection(g, plan, level, &partial.reads, &self.emb, &mut out);
         self.partials[l] = out;
     }
 
