@@ -53,7 +53,7 @@ pub mod view;
 pub use by_label::CsrByLabel;
 pub use common_view::CommonView;
 pub use csr::CsrGraph;
-pub use dynamic::{BatchDelta, DynamicGraph, Strictness};
+pub use dynamic::{BatchDelta, DynamicGraph, Staging, Strictness};
 pub use error::{ErrorKind, InputError};
 pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
 pub use types::*;

@@ -390,3 +390,65 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    /// One update at a time through `stage_or_apply` (applied at once when
+    /// `now` is drawn true, else staged and committed) against the set
+    /// model: every list (with edge labels), the edge count and the degree
+    /// bound after every update, lists that must move (small capacities),
+    /// and invalid updates (errors, graph unchanged).
+    #[test]
+    fn single_edges_applied_at_once_follow_the_model(
+        n in 3u32..10,
+        init in prop::collection::vec((0u32..10, 0u32..10, 0u32..3), 0..20),
+        ops in prop::collection::vec((0u32..10, 0u32..10, 0u32..3, any::<bool>(), any::<bool>()), 1..80),
+        labelled in any::<bool>(),
+    ) {
+        let mut model: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        for (u, v, l) in init {
+            let (u, v) = (u % n, v % n);
+            if u != v { model.insert((u.min(v), u.max(v)), if labelled { l } else { 0 }); }
+        }
+        let mut g = DynamicGraph::from_data(&data(n, &model, labelled)).unwrap();
+        for (k, (u, v, l, insert, now)) in ops.into_iter().enumerate() {
+            let (u, v) = (u % n, v % n);
+            let l = if labelled { l } else { 0 };
+            let e = Edge::new(u, v, l);
+            let update = if insert { Update::AddEdge(e) } else { Update::RemoveEdge(e) };
+            let before = g.to_data();
+            let res = g.stage_or_apply(&[lu(k + 1, update)], "s", Strictness::Strict, |_, _| now);
+            let key = (u.min(v), u.max(v));
+            let valid = u != v && (insert != model.contains_key(&key));
+            match res {
+                Err(_) => {
+                    prop_assert!(!valid, "update {} rejected", k);
+                    prop_assert_eq!(g.to_data(), before);
+                    continue;
+                }
+                Ok(staging) => {
+                    prop_assert!(valid, "update {} accepted", k);
+                    match staging {
+                        csm_graph::Staging::Applied(delta) => {
+                            prop_assert!(now);
+                            prop_assert_eq!(delta.changes(), 1);
+                            prop_assert!(!g.is_pending());
+                        }
+                        csm_graph::Staging::Staged => {
+                            prop_assert!(!now);
+                            g.commit();
+                        }
+                    }
+                }
+            }
+            if insert { model.insert(key, l); } else { model.remove(&key); }
+            for w in 0..n {
+                prop_assert_eq!(list(&g, w, Version::New), model_list(&model, w), "vertex {} after {}", w, k);
+            }
+            prop_assert_eq!(g.num_edges(), model.len());
+            let max = (0..n).map(|w| model_list(&model, w).len()).max().unwrap_or(0);
+            prop_assert!(g.max_degree() >= max);
+        }
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Instant;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
     BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs,
-    Label, LocatedUpdate, NewGroups, UpdateVersions, Version, VertexId,
+    Label, LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted,
@@ -759,11 +759,32 @@ impl ContinuousMatcher for CpuEngine {
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
         let t0 = Instant::now();
         let wants_pool = g.wants_pool(batch.updates.len());
-        let skipped = graph_work(&self.pool, wants_pool, || {
-            g.stage(batch.updates, batch.source, batch.strictness)
-                .map(|d| d.skipped)
+        // a single edge change that no plan can seed is applied at once,
+        // with no pending views (one update at a time: most updates of a
+        // labelled query)
+        let staging = graph_work(&self.pool, wants_pool, || {
+            g.stage_or_apply(batch.updates, batch.source, batch.strictness, |g, delta| {
+                seeds_none(g, plans, delta)
+            })
         })?;
+        if let Staging::Applied(delta) = staging {
+            if let Some(hubs) = hubs {
+                let ends: Vec<VertexId> = delta
+                    .inserted
+                    .iter()
+                    .chain(&delta.deleted)
+                    .flat_map(|e| [e.u, e.v])
+                    .collect();
+                hubs.update(&*g, &ends, Some(&delta));
+            }
+            return Ok(BatchResult {
+                update_seconds: t0.elapsed().as_secs_f64(),
+                skipped: delta.skipped,
+                ..BatchResult::default()
+            });
+        }
         let t1 = Instant::now();
+        let skipped = g.pending_delta().expect("staged").skipped;
         let staged = (t1 - t0).as_secs_f64();
         let delta = g.pending_delta().expect("staged");
         let gr: &DynamicGraph = g;

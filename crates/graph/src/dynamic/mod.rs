@@ -56,6 +56,15 @@ pub struct BatchDelta {
     pub skipped_errors: Vec<InputError>,
 }
 
+/// What [`DynamicGraph::stage_or_apply`] did.
+#[derive(Debug)]
+pub enum Staging {
+    /// The batch is pending, as after [`DynamicGraph::stage`].
+    Staged,
+    /// The one edge change was applied at once; nothing is pending.
+    Applied(BatchDelta),
+}
+
 impl BatchDelta {
     pub fn is_empty(&self) -> bool {
         self.inserted.is_empty() && self.deleted.is_empty()
@@ -290,6 +299,80 @@ impl DynamicGraph {
         let mut delta = self.validate(updates, source, strictness)?;
         self.apply_delta(&mut delta);
         Ok(&self.pending.as_ref().expect("just staged").delta)
+    }
+
+    /// Validates `updates` as [`DynamicGraph::stage`] does; then, when they
+    /// come to one edge insertion or deletion and `now` says so (given the
+    /// graph and the validated change), applies it at once, in place
+    /// (`Applied`: nothing is pending; the list entries above the change
+    /// move by one, as a sorted array insert or removal); otherwise stages
+    /// them (`Staged`: [`DynamicGraph::commit`] follows). Either way the
+    /// graph ends as `stage` plus `commit` would leave it; nothing changes
+    /// on error. For updates a matcher need not match (no query edge's
+    /// labels): one update at a time skips the pending views.
+    pub fn stage_or_apply(
+        &mut self,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+        now: impl FnOnce(&DynamicGraph, &BatchDelta) -> bool,
+    ) -> Result<Staging, InputError> {
+        assert!(
+            self.pending.is_none(),
+            "stage_or_apply() called while a batch is pending; commit() first"
+        );
+        let mut delta = self.validate(updates, source, strictness)?;
+        let one_edge = delta.added_vertices.is_empty() && delta.removed_vertices.is_empty() && delta.changes() == 1;
+        if one_edge && now(self, &delta) {
+            for e in &delta.inserted {
+                self.insert_sorted(e.u, e.v, e.label);
+                self.insert_sorted(e.v, e.u, e.label);
+                self.num_edges += 1;
+            }
+            for e in &delta.deleted {
+                self.remove_sorted(e.u, e.v);
+                self.remove_sorted(e.v, e.u);
+                self.num_edges -= 1;
+            }
+            if self.waste > self.ids.len() / Self::COMPACT_WASTE_DIVISOR {
+                self.compact();
+            }
+            return Ok(Staging::Applied(delta));
+        }
+        self.apply_delta(&mut delta);
+        Ok(Staging::Staged)
+    }
+
+    /// Inserts `b` into `a`'s committed list at its sorted place.
+    fn insert_sorted(&mut self, a: VertexId, b: VertexId, label: Label) {
+        self.reserve_list(a);
+        let ai = a as usize;
+        let (s, l) = (self.off[ai] as usize, self.len[ai] as usize);
+        let p = s + self.ids[s..s + l].partition_point(|&x| x < b);
+        self.ids.copy_within(p..s + l, p + 1);
+        self.ids[p] = b;
+        if self.edge_labelled {
+            self.elabels.copy_within(p..s + l, p + 1);
+            self.elabels[p] = label;
+        }
+        self.len[ai] += 1;
+        self.max_degree = self.max_degree.max(l + 1);
+    }
+
+    /// Removes `b` from `a`'s committed list (where it is).
+    fn remove_sorted(&mut self, a: VertexId, b: VertexId) {
+        let ai = a as usize;
+        let (s, l) = (self.off[ai] as usize, self.len[ai] as usize);
+        let p = s + self.ids[s..s + l].partition_point(|&x| x < b);
+        debug_assert_eq!(self.ids[p], b, "a validated deletion's entry exists");
+        self.ids.copy_within(p + 1..s + l, p);
+        if self.edge_labelled {
+            self.elabels.copy_within(p + 1..s + l, p);
+        }
+        self.len[ai] -= 1;
+        if l == self.max_degree {
+            self.max_degree = self.len.iter().map(|&x| x as usize).max().unwrap_or(0);
+        }
     }
 
     /// Validates `updates` as [`DynamicGraph::stage`] does in strict mode,
