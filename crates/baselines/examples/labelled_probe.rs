@@ -1,6 +1,13 @@
 //! Probe of one-update-at-a-time matching on labelled CSM-format inputs:
 //! `labelled_probe GRAPH UPDATES HUB_MIN_DEGREE QUERY...` runs each query
-//! file on one thread and prints counts and matching seconds.
+//! file on one thread (cost order) and prints its result count, the wall
+//! seconds of the stream and the matching seconds.
+//!
+//! Environment: `REPEAT=k` replays the stream and its undo k times after
+//! the first pass; `BATCH=b` sends batches of b updates through `process`;
+//! `BATCH_HUB=d` sets `HubRule::batch_min_degree` (default 64); `NOSYM=1`
+//! turns symmetry off; `EACH=1` prints every result; `PLANS=1` prints the
+//! positive delta plans' orders and shortcuts.
 
 use std::sync::Arc;
 use std::time::Instant;
