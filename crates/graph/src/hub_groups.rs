@@ -206,16 +206,25 @@ impl Hubs {
                             .flatten()
                             .all(|&(_, x, el, ins)| group.patch(x, labels[x as usize], el, ins))
                     });
-                if !patched {
+                if patched {
+                    // the budget follows the patched group's size
+                    let (added, removed) =
+                        changes
+                            .into_iter()
+                            .flatten()
+                            .fold((0, 0), |(a, r), c| if c.3 { (a + 1, r) } else { (a, r + 1) });
+                    let used = self.grouped.get_mut();
+                    *used = (*used + added).saturating_sub(removed);
+                } else {
                     self.drop_committed(i);
                 }
             }
             if d >= self.min_degree {
                 self.insert(v, d);
-            } else if let (Some(i), true) = (self.slot_of(v), d >= self.min_degree / 2) {
-                self.degree[i] = d as u32;
             } else if d < self.min_degree / 2 {
                 self.remove(v);
+            } else if let Some(i) = self.slot_of(v) {
+                self.degree[i] = d as u32;
             }
         }
     }
@@ -473,37 +482,43 @@ impl Group {
         }
     }
 
+    /// The span of `key`'s entries when `starts` has the key, else the
+    /// index in `starts` where it would go.
+    fn sparse_span(&self, key: (Label, Label)) -> Result<(usize, usize), usize> {
+        let k = self.starts.partition_point(|s| s.0 < key);
+        match self.starts.get(k) {
+            Some(&(l, lo)) if l == key => Ok((
+                lo as usize,
+                self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize),
+            )),
+            _ => Err(k),
+        }
+    }
+
     /// Inserts (`insert`) or removes neighbour `x` (vertex label `label`,
     /// edge label `el`) in place, keeping ids ascending within each group;
     /// false, with the group unchanged, where it cannot (a key beyond the
     /// dense table, an entry missing): the caller then drops the group.
     pub(crate) fn patch(&mut self, x: VertexId, label: Label, el: Label, insert: bool) -> bool {
         let key = (label, if self.by_elabel { el } else { 0 });
-        // the group's span [lo, hi) and how to shift the later starts
+        // the group's span [lo, hi)
         let (lo, hi) = match &self.dense {
             Some((width, offsets)) => {
-                let k = match key.0.checked_mul(*width).and_then(|k| k.checked_add(key.1)) {
-                    Some(k) if key.1 < *width && (k as usize) + 1 < offsets.len() => k as usize,
-                    _ => return false,
+                let Some(k) = dense_index(*width, offsets, key) else {
+                    return false;
                 };
                 (offsets[k] as usize, offsets[k + 1] as usize)
             }
-            None => {
-                let k = self.starts.partition_point(|s| s.0 < key);
-                match self.starts.get(k) {
-                    Some(&(l, lo)) if l == key => (
-                        lo as usize,
-                        self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize),
-                    ),
-                    _ if !insert => return false,
-                    // a new key starts where the next key starts
-                    _ => {
-                        let at = self.starts.get(k).map_or(self.ids.len(), |s| s.1 as usize);
-                        self.starts.insert(k, (key, at as u32));
-                        (at, at)
-                    }
+            None => match self.sparse_span(key) {
+                Ok(span) => span,
+                Err(_) if !insert => return false,
+                // a new key starts where the next key starts
+                Err(k) => {
+                    let at = self.starts.get(k).map_or(self.ids.len(), |s| s.1 as usize);
+                    self.starts.insert(k, (key, at as u32));
+                    (at, at)
                 }
-            }
+            },
         };
         let pos = lo + self.ids[lo..hi].partition_point(|&y| y < x);
         let found = pos < hi && self.ids[pos] == x;
@@ -530,7 +545,7 @@ impl Group {
         };
         match &mut self.dense {
             Some((width, offsets)) => {
-                let k = (key.0 * *width + key.1) as usize;
+                let k = dense_index(*width, offsets, key).expect("found above");
                 offsets[k + 1..].iter_mut().for_each(shift);
             }
             None => {
@@ -556,22 +571,10 @@ impl Group {
             (false, _) => (label, 0),
         };
         let (lo, hi) = match &self.dense {
-            Some((width, offsets)) => match key.0.checked_mul(*width).and_then(|x| x.checked_add(key.1)) {
-                Some(k) if key.1 < *width && (k as usize) + 1 < offsets.len() => {
-                    (offsets[k as usize] as usize, offsets[k as usize + 1] as usize)
-                }
-                _ => (0, 0),
-            },
-            None => {
-                let k = self.starts.partition_point(|s| s.0 < key);
-                match self.starts.get(k) {
-                    Some(&(l, lo)) if l == key => {
-                        let hi = self.starts.get(k + 1).map_or(self.ids.len(), |s| s.1 as usize);
-                        (lo as usize, hi)
-                    }
-                    _ => (0, 0),
-                }
+            Some((width, offsets)) => {
+                dense_index(*width, offsets, key).map_or((0, 0), |k| (offsets[k] as usize, offsets[k + 1] as usize))
             }
+            None => self.sparse_span(key).unwrap_or((0, 0)),
         };
         let el = if self.elabels.is_empty() {
             &[][..]
@@ -582,6 +585,16 @@ impl Group {
             list: Nbrs::plain(&self.ids[lo..hi], el),
             elabel_applied: self.by_elabel,
         })
+    }
+}
+
+/// The index of `key` (flat: `label · width + elabel`) in a dense offset
+/// table, if the table covers it.
+#[inline]
+fn dense_index(width: u32, offsets: &[u32], key: (Label, Label)) -> Option<usize> {
+    match key.0.checked_mul(width).and_then(|k| k.checked_add(key.1)) {
+        Some(k) if key.1 < width && (k as usize) + 1 < offsets.len() => Some(k as usize),
+        _ => None,
     }
 }
 
@@ -886,6 +899,8 @@ mod tests {
                     "{scale} {by_el}: patched, not dropped"
                 );
                 dg.commit();
+                // the budget follows the patched group's size
+                assert_eq!(hubs.grouped_entries(), dg.nbrs(0, Version::Old).len());
             }
             // a batch that adds a vertex (and an edge to it) is not patched:
             // the hub's groups are dropped, and the next read regroups
