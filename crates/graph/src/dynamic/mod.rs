@@ -334,13 +334,23 @@ impl DynamicGraph {
                 self.remove_sorted(e.v, e.u);
                 self.num_edges -= 1;
             }
-            if self.waste > self.ids.len() / Self::COMPACT_WASTE_DIVISOR {
-                self.compact();
-            }
+            self.compact_if_wasteful();
             return Ok(Staging::Applied(delta));
         }
         self.apply_delta(&mut delta);
         Ok(Staging::Staged)
+    }
+
+    /// The degree bound after the longest list shrank.
+    fn recompute_max_degree(&mut self) {
+        self.max_degree = self.len.iter().map(|&l| l as usize).max().unwrap_or(0);
+    }
+
+    /// Compacts the arena once relocated lists left too much of it unused.
+    fn compact_if_wasteful(&mut self) {
+        if self.waste > self.ids.len() / Self::COMPACT_WASTE_DIVISOR {
+            self.compact();
+        }
     }
 
     /// Inserts `b` into `a`'s committed list at its sorted place.
@@ -371,7 +381,7 @@ impl DynamicGraph {
         }
         self.len[ai] -= 1;
         if l == self.max_degree {
-            self.max_degree = self.len.iter().map(|&x| x as usize).max().unwrap_or(0);
+            self.recompute_max_degree();
         }
     }
 
@@ -736,11 +746,9 @@ impl DynamicGraph {
         }
         self.num_edges = self.num_edges + p.delta.inserted.len() - p.delta.deleted.len();
         if recompute_max {
-            self.max_degree = self.len.iter().map(|&l| l as usize).max().unwrap_or(0);
+            self.recompute_max_degree();
         }
-        if self.waste > self.ids.len() / Self::COMPACT_WASTE_DIVISOR {
-            self.compact();
-        }
+        self.compact_if_wasteful();
         p.delta
     }
 
