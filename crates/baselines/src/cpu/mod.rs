@@ -762,9 +762,12 @@ impl ContinuousMatcher for CpuEngine {
         // a single edge change that no plan can seed is applied at once,
         // with no pending views (one update at a time: most updates of a
         // labelled query)
+        // whether the staged batch was already found to have seeds
+        let mut seeded = false;
         let staging = graph_work(&self.pool, wants_pool, || {
             g.stage_or_apply(batch.updates, batch.source, batch.strictness, |g, delta| {
-                seeds_none(g, plans, delta)
+                seeded = !seeds_none(g, plans, delta);
+                !seeded
             })
         })?;
         if let Staging::Applied(delta) = staging {
@@ -791,7 +794,7 @@ impl ContinuousMatcher for CpuEngine {
         let sym: &Symmetry = sym;
         // one thread or a small batch: stay on the caller's thread
         let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
-        let (counts, stayed, built) = if seeds_none(gr, plans, delta) {
+        let (counts, stayed, built) = if !seeded && seeds_none(gr, plans, delta) {
             (DeltaCounts::default(), None, NewGroups::default())
         } else {
             // hub lists read by label (none without hubs)
