@@ -186,6 +186,29 @@ proptest! {
         }
     }
 
+    /// A count capped at a limit is `min(VF2's count, limit)`, for limits
+    /// below, at and above the count, on one thread and on several.
+    #[test]
+    fn capped_static_counts_equal_the_capped_vf2_count(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let vl = r.random_range(1..=2u32);
+        let el = (seed % 3 == 0).then_some(2);
+        let (n, p) = (r.random_range(5..14u32), r.random_range(0.3..0.8));
+        let model = random_graph(&mut r, n, p, vl, el);
+        let k = r.random_range(2..=5usize);
+        let q = random_query(&mut r, k, 0.3, vl, el);
+        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+        let vf2 = Vf2.count(&g, &q).expect("small");
+        let limits = [1, vf2 / 3 + 1, vf2.max(1), vf2 + 1, r.random_range(1..=vf2 + 2)];
+        for limit in limits {
+            for threads in [1, 3] {
+                let order = r.random_range(0..3);
+                let capped = engine_with(threads, order).count_at_most(&g, &q, limit).expect("count");
+                prop_assert_eq!(capped, vf2.min(limit), "limit {} threads {} order {}", limit, threads, order);
+            }
+        }
+    }
+
     /// A batch equals its updates applied one at a time: always in the net
     /// change, and in both counts when the batch only inserts or only deletes.
     #[test]
@@ -480,4 +503,37 @@ fn six_and_seven_vertex_queries_match_the_oracles(
         }
     }
     with
+}
+
+/// A capped count stops early, inside one executor's search: on K_16 a
+/// 6-vertex path has 16!/10! embeddings, 15!/10! = 360,360 of them from
+/// one start vertex, and a count capped at 1,000 stops after a few
+/// thousand (executors flush their tallies every few hundred nodes). The
+/// engine's capped counts on one thread and on several are the limit, or
+/// the whole count under a higher limit.
+#[test]
+fn capped_counts_stop_early() {
+    use csm_planner::{static_plan, GraphStats, NoVisitor, Quota};
+    let model = random_graph(&mut rng(0), 16, 1.0, 1, None);
+    let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+    let edges: Vec<_> = (1..6).map(|v| (v - 1, v, 0)).collect();
+    let q = csm_planner::QueryGraph::new(vec![0; 6], &edges, false).expect("a path");
+    let from_one: u64 = (11..=15).product();
+    let all = 16 * from_one;
+    let plan = static_plan(&q, &CostOrder, &GraphStats::of(&g), csm_graph::Version::New);
+    let quota = Arc::new(Quota::new(1000));
+    let mut ex = csm_planner::Executor::new();
+    ex.set_quota(Some(quota.clone()));
+    let counted = ex.count(&g, &plan, &[0], &mut NoVisitor);
+    assert!(counted >= 1000, "a stopped count is at least the limit");
+    assert!(counted < from_one / 4, "stopped after {counted} of {from_one}");
+    assert_eq!(counted, quota.found(), "every counted match was tallied");
+    assert_eq!(ex.count(&g, &plan, &[1], &mut NoVisitor), 0, "the quota stays reached");
+    for threads in [1, 4] {
+        assert_eq!(engine(threads, true).count_at_most(&g, &q, 1000).expect("count"), 1000);
+        assert_eq!(
+            engine(threads, true).count_at_most(&g, &q, all + 5).expect("count"),
+            all
+        );
+    }
 }

@@ -62,6 +62,65 @@ fn match_count_equals_oracle() {
     );
 }
 
+/// `--limit N`: the count is `min(count, N)` (the oracle's count is the
+/// reference), `"limit_reached"` says which, the text output says so too,
+/// and a query with about 10^20 embeddings stops at the limit.
+#[test]
+fn match_limits_cap_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "900", "2");
+    let want = last_json(&ok(&[
+        "match", "-g", &g, "-q", "diamond", "--engine", "oracle", "--json",
+    ]))["count"]
+        .as_u64()
+        .unwrap();
+    assert!(want > 2);
+    for (limit, count, reached) in [(want + 1, want, false), (want, want, true), (want / 2, want / 2, true)] {
+        for engine in ["cpu", "oracle"] {
+            let l = limit.to_string();
+            let o = last_json(&ok(&[
+                "match", "-g", &g, "-q", "diamond", "-e", engine, "--limit", &l, "--json",
+            ]));
+            assert_eq!(o["count"].as_u64(), Some(count), "{engine} limit {limit}");
+            assert_eq!(o["limit_reached"], reached, "{engine} limit {limit}");
+            assert_eq!(o["limit"].as_u64(), Some(limit));
+        }
+    }
+    let text = ok(&["match", "-g", &g, "-q", "diamond", "--limit", "1"]);
+    assert!(text.contains("count   1  (limit reached"), "{text}");
+    assert!(!csm(&["match", "-g", &g, "-q", "diamond", "--limit", "0"])
+        .status
+        .success());
+    let g = gen_graph(dir.path(), "big.graph", "12", "40000", "1");
+    let path = dir.path().join("path.graph");
+    let mut text = String::from("t 14 13\n");
+    for v in 0..14 {
+        text += &format!("v {v} 0 {}\n", if v == 0 || v == 13 { 1 } else { 2 });
+    }
+    for v in 0..13 {
+        text += &format!("e {v} {}\n", v + 1);
+    }
+    std::fs::write(&path, text).unwrap();
+    let q = path.to_str().unwrap();
+    let o = last_json(&ok(&[
+        "match",
+        "-g",
+        &g,
+        "-q",
+        q,
+        "--limit",
+        "100000",
+        "--time-limit",
+        "600",
+        "--json",
+    ]));
+    assert_eq!(
+        (o["count"].as_u64(), &o["limit_reached"]),
+        (Some(100000), &Value::Bool(true)),
+        "{o}"
+    );
+}
+
 #[test]
 fn stream_json_lines_sum_to_summary() {
     stream_json_lines_sum_to_summary_at("16", "1");

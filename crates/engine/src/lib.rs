@@ -57,6 +57,14 @@ pub trait StaticMatcher: Send + Sync {
     fn name(&self) -> &str;
     /// Number of embeddings of `q` in `g` (automorphic images counted separately).
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError>;
+
+    /// `min(count, limit)`: the count when it is below `limit`, else
+    /// `limit` (the `-num` cap of the SubgraphMatching study's tools).
+    /// Engines that can stop once they have seen `limit` embeddings
+    /// override this; the default counts them all first.
+    fn count_at_most(&self, g: &CsrGraph, q: &QueryGraph, limit: u64) -> Result<u64, EngineError> {
+        Ok(self.count(g, q)?.min(limit))
+    }
 }
 
 /// Continuous matching: a query registered on G_0, then a stream of batches.

@@ -26,6 +26,7 @@ use csm_graph::{GraphView, Label, Nbrs, Version, VertexId};
 use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, sorted_overlap, Operand};
 use crate::plan::{Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
+use crate::quota::{Quota, Tally};
 
 /// Observes (and may prune) the execution tree.
 ///
@@ -79,6 +80,8 @@ pub struct Executor {
     /// A memo shared with the other parts of a split node, used instead of
     /// `memo` while set ([`Executor::share_memo`]).
     shared: Option<Arc<SharedMemo>>,
+    /// Matches counted against a [`Quota`], if one is set.
+    tally: Tally,
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -148,6 +151,7 @@ impl Default for Executor {
             memo: Vec::new(),
             memo_epoch: 1,
             shared: None,
+            tally: Tally::default(),
         }
     }
 }
@@ -325,6 +329,20 @@ impl Executor {
         self.shared = memo;
     }
 
+    /// Makes the following counts stop descending once `quota`'s limit is
+    /// reached by the matches of every executor sharing it (`None`: no cap;
+    /// see [`crate::quota`]). Their results are then partial but, summed
+    /// over the run, at least the limit. Flushes the previous quota's tally.
+    pub fn set_quota(&mut self, quota: Option<Arc<Quota>>) {
+        self.tally.set(quota);
+    }
+
+    /// Flushes this executor's tally into its quota's total (done at the end
+    /// of every count; callers need it only to read [`Quota::found`]).
+    pub fn flush_quota(&mut self) {
+        self.tally.flush();
+    }
+
     /// Counts the completions of `prefix` (bound to `plan.order[..prefix.len()]`).
     /// The caller guarantees the prefix itself is a valid partial match.
     pub fn count<G: GraphView + ?Sized, V: Visitor>(
@@ -334,10 +352,15 @@ impl Executor {
         prefix: &[VertexId],
         vis: &mut V,
     ) -> u64 {
+        if self.tally.stop {
+            return 0;
+        }
         self.emb[..prefix.len()].copy_from_slice(prefix);
         self.prepare(g, plan, prefix.len());
         self.memo_epoch += 1;
-        self.rec::<G, V, false>(g, plan, prefix.len(), vis, &mut |_| {})
+        let n = self.rec::<G, V, false>(g, plan, prefix.len(), vis, &mut |_| {});
+        self.tally.flush();
+        n
     }
 
     /// Calls `f` with every completion of `prefix`, in `plan.order` positions.
@@ -371,6 +394,9 @@ impl Executor {
     ) -> u64 {
         let d = prefix.len();
         assert!(d + 1 < plan.depth(), "count_strided needs a level below the children");
+        if self.tally.stop {
+            return 0;
+        }
         self.emb[..d].copy_from_slice(prefix);
         self.prepare(g, plan, d);
         self.memo_epoch += 1;
@@ -381,7 +407,9 @@ impl Executor {
         // later levels may reuse the whole candidate set
         self.bufs[d].clear();
         self.bufs[d].extend_from_slice(cands);
-        self.children::<G, NoVisitor, false>(g, plan, d, (first, step), &mut NoVisitor, &mut |_| {})
+        let n = self.children::<G, NoVisitor, false>(g, plan, d, (first, step), &mut NoVisitor, &mut |_| {});
+        self.tally.flush();
+        n
     }
 
     /// The filtered candidates of `plan.order[depth]` given `prefix`
@@ -505,6 +533,9 @@ impl Executor {
         let pinned = self.pin(g, plan, d + 1);
         let mut total = 0;
         for k in (first..self.bufs[d].len()).step_by(step.max(1)) {
+            if self.tally.tick() {
+                break;
+            }
             self.emb[d] = self.bufs[d][k];
             total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
         }
@@ -566,6 +597,7 @@ impl Executor {
             if ENUM {
                 f(&self.emb[..d]);
             }
+            self.tally.note(1);
             return 1;
         }
         let level = &plan.levels[d];
@@ -580,6 +612,7 @@ impl Executor {
         if !ENUM && !V::OBSERVES {
             if let Some(tail) = plan.wide_tail.as_ref().filter(|t| t.start as usize == d) {
                 let total = self.count_wide_tail(g, plan, tail);
+                self.tally.note(total);
                 vis.leave(d);
                 return total;
             }
@@ -588,9 +621,13 @@ impl Executor {
             self.hoist(g, plan);
         }
         let total = if d + 1 == depth && !ENUM {
-            self.count_last(g, plan, level)
+            let n = self.count_last(g, plan, level);
+            self.tally.note(n);
+            n
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
-            self.count_tail_pair(g, plan, d)
+            let n = self.count_tail_pair(g, plan, d);
+            self.tally.note(n);
+            n
         } else {
             self.fill_own(g, plan, d);
             self.children::<G, V, ENUM>(g, plan, d, (0, 1), vis, f)

@@ -8,6 +8,7 @@ pub mod intersect;
 pub mod order;
 pub mod plan;
 pub mod query;
+pub mod quota;
 pub mod sampled;
 pub mod stats;
 pub mod symmetry;
@@ -19,6 +20,7 @@ pub use plan::{
     delta_plans, delta_plans_on, labels_plans_skip, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign,
 };
 pub use query::{drop_trivial_edge_labels, QVertex, QueryError, QueryGraph};
+pub use quota::Quota;
 pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
 pub use symmetry::{

@@ -18,8 +18,8 @@ use csm_graph::{
 };
 use csm_planner::{
     automorphisms, break_symmetry, delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted,
-    static_plan_on, DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, SeedRule, SharedMemo,
-    Sign, MAX_AUTOMORPHISMS,
+    static_plan_on, DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule,
+    SharedMemo, Sign, MAX_AUTOMORPHISMS,
 };
 use rayon::prelude::*;
 
@@ -266,24 +266,35 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 /// than a few tasks per thread cannot keep the pool busy by itself, so its
 /// children split again while a level remains below theirs.
 fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
-    count_split_in(g, plan, prefix, false, None)
+    count_split_in(g, plan, prefix, false, Shared::default())
+}
+
+/// What the parts of one count share across the pool: the last-level memo
+/// of an enclosing split node ([`SharedMemo`]) and the run's match quota
+/// ([`Quota`], for counts capped at a limit).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Shared<'a> {
+    memo: Option<&'a Arc<SharedMemo>>,
+    quota: Option<&'a Arc<Quota>>,
 }
 
 /// [`count_split`]. `busy`: the pool has other work queued even when this
 /// thread's queue is empty (the other updates of an overlapped run), so
-/// only a heavy node splits. `memo`: the last-level memo shared by the
-/// parts of an enclosing split node ([`SharedMemo`]).
+/// only a heavy node splits. `shared`: see [`Shared`].
 fn count_split_in<G: GraphView + ?Sized>(
     g: &G,
     plan: &Plan,
     prefix: &[VertexId],
     busy: bool,
-    memo: Option<&Arc<SharedMemo>>,
+    shared: Shared<'_>,
 ) -> u64 {
+    if shared.quota.is_some_and(|q| q.reached()) {
+        return 0;
+    }
     let d = prefix.len();
     let threads = rayon::current_num_threads();
     if d + 1 >= plan.depth() || threads == 1 {
-        return with_exec_memo(memo, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
+        return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
     // can steal, there is enough parallelism already, unless this node is
@@ -297,7 +308,7 @@ fn count_split_in<G: GraphView + ?Sized>(
     let shareable = plan.memo_from.is_some_and(|f| d >= f as usize);
     let memo_stays = plan.memo_from.is_some() && !shareable;
     if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
-        return with_exec_memo(memo, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
+        return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     let cands = with_exec(|ex| {
         let mut c = Vec::new();
@@ -308,11 +319,14 @@ fn count_split_in<G: GraphView + ?Sized>(
     let min_work = if pending { heavy_work() } else { SPLIT_MIN_WORK };
     let work = subtree_work(g, plan, prefix, &cands);
     if work < min_work {
-        return with_exec_memo(memo, |ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
+        return with_exec_shared(shared, |ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
     }
     // a heavy node's parts share one memo (a light one's parts keep their own)
-    let own = (memo.is_none() && shareable && work >= heavy_work()).then(|| Arc::new(SharedMemo::new()));
-    let memo = memo.or(own.as_ref());
+    let own = (shared.memo.is_none() && shareable && work >= heavy_work()).then(|| Arc::new(SharedMemo::new()));
+    let shared = Shared {
+        memo: shared.memo.or(own.as_ref()),
+        ..shared
+    };
     if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
@@ -321,24 +335,26 @@ fn count_split_in<G: GraphView + ?Sized>(
             .map(|&c| {
                 let mut p = p;
                 p[d] = c;
-                count_split_in(g, plan, &p[..=d], busy, memo)
+                count_split_in(g, plan, &p[..=d], busy, shared)
             })
             .sum();
     }
     let parts = n.min(if pending { threads } else { NARROW_TASKS * threads });
     (0..parts)
         .into_par_iter()
-        .map(|k| with_exec_memo(memo, |ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
+        .map(|k| with_exec_shared(shared, |ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
         .sum()
 }
 
-/// [`with_exec`] with the executor reading and filling `memo` for the
+/// [`with_exec`] with the executor using `shared`'s memo and quota for the
 /// duration of `f`.
-fn with_exec_memo<R>(memo: Option<&Arc<SharedMemo>>, f: impl FnOnce(&mut Executor) -> R) -> R {
+fn with_exec_shared<R>(shared: Shared<'_>, f: impl FnOnce(&mut Executor) -> R) -> R {
     with_exec(|ex| {
-        ex.share_memo(memo.cloned());
+        ex.share_memo(shared.memo.cloned());
+        ex.set_quota(shared.quota.cloned());
         let r = f(ex);
         ex.share_memo(None);
+        ex.set_quota(None);
         r
     })
 }
@@ -647,15 +663,18 @@ fn count_seeds_sequential<G: GraphView + ?Sized>(
     out
 }
 
-/// Full matching of `plan` over `g`, in parallel over start vertices.
-pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan) -> u64 {
+/// Full matching of `plan` over `g`, in parallel over start vertices;
+/// with a `quota`, the count stops once the quota is reached (see
+/// [`csm_planner::quota`]: the result is then at least its limit).
+pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: Option<&Arc<Quota>>) -> u64 {
     let first = &plan.levels[0];
     let labels = g.labels();
+    let shared = Shared { memo: None, quota };
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)
-        .filter(|&v| labels[v as usize] == first.label)
-        .map(|v| count_split(g, plan, &[v]))
+        .filter(|&v| labels[v as usize] == first.label && !quota.is_some_and(|q| q.reached()))
+        .map(|v| count_split_in(g, plan, &[v], false, shared))
         .sum()
 }
 
@@ -674,6 +693,17 @@ impl StaticMatcher for CpuEngine {
         "cpu"
     }
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        Ok(self.count_capped(g, q, None))
+    }
+    fn count_at_most(&self, g: &CsrGraph, q: &QueryGraph, limit: u64) -> Result<u64, EngineError> {
+        Ok(self.count_capped(g, q, Some(limit)))
+    }
+}
+
+impl CpuEngine {
+    /// The static count, or with a `limit` `min(count, limit)`, stopping
+    /// once the threads have seen `limit` embeddings.
+    fn count_capped(&self, g: &CsrGraph, q: &QueryGraph, limit: Option<u64>) -> u64 {
         let stats = csm_planner::GraphStats::of(g);
         let plan = static_plan_on(q, self.order.as_ref(), &stats, Version::New, g);
         // count one embedding per automorphism orbit, then scale
@@ -682,18 +712,26 @@ impl StaticMatcher for CpuEngine {
             Some(auts) => break_symmetry(&plan, &auts, 0),
             None => (plan, 1),
         };
+        // the executors count orbits: `limit` embeddings are ⌈limit / factor⌉ of them
+        let quota = limit.map(|l| Arc::new(Quota::new(l.div_ceil(factor))));
+        let mut grouped = None;
         if plan.check_labels && self.by_label {
             // read each level's label group instead of filtering whole lists,
             // when the run is long enough to repay grouping every list (the
             // estimate ignores symmetry breaking, which cuts the work about
-            // `factor`-fold)
+            // `factor`-fold, and a limit, which may cut it further)
             let work = csm_planner::estimated_work(g, q, &plan.order, GROUP_PROBES, 1) / factor as f64;
             if work >= GROUP_WORK_PER_ENTRY * g.neighbor_array().len() as f64 {
-                let grouped = self.pool.install(|| CsrByLabel::new(g));
-                return Ok(factor * self.pool.install(|| count_static_parallel(&grouped, &plan)));
+                grouped = Some(self.pool.install(|| CsrByLabel::new(g)));
             }
         }
-        Ok(factor * self.pool.install(|| count_static_parallel(g, &plan)))
+        let quota = quota.as_ref();
+        let orbits = match &grouped {
+            Some(grouped) => self.pool.install(|| count_static_parallel(grouped, &plan, quota)),
+            None => self.pool.install(|| count_static_parallel(g, &plan, quota)),
+        };
+        let count = factor.saturating_mul(orbits);
+        limit.map_or(count, |l| count.min(l))
     }
 }
 
@@ -1040,7 +1078,11 @@ mod tests {
             let plan = static_plan_on(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New, &csr);
             let vf2 = StaticMatcher::count(&crate::oracle::Vf2, &csr, &q).unwrap();
             assert!(vf2 > 0, "{name}: nothing to count");
-            assert_eq!(pool.install(|| count_static_parallel(&grouped, &plan)), vf2, "{name}");
+            assert_eq!(
+                pool.install(|| count_static_parallel(&grouped, &plan, None)),
+                vf2,
+                "{name}"
+            );
         }
         HEAVY_WORK.store(1 << 22, Ordering::Relaxed);
     }

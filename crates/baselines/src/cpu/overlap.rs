@@ -27,7 +27,7 @@ use csm_graph::{
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
 
-use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, CpuEngine, Symmetry};
+use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, CpuEngine, Shared, Symmetry};
 
 /// Most updates in one overlapped run.
 const RUN_MAX: usize = 4096;
@@ -209,7 +209,10 @@ impl CpuEngine {
                     // other updates, and a heavy node still splits
                     for (i, x, y, w) in single_edge_seeds(&view, plans, &e, rules) {
                         let p = &plans[i as usize];
-                        c.add(p.sign, w * count_split_in(&view, &p.plan, &[x, y], true, None));
+                        c.add(
+                            p.sign,
+                            w * count_split_in(&view, &p.plan, &[x, y], true, Shared::default()),
+                        );
                     }
                     (c, t.elapsed().as_secs_f64())
                 })

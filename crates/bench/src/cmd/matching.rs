@@ -28,6 +28,12 @@ pub struct MatchArgs {
     /// (text: a line saying so) and ends the run with status 0.
     #[arg(long, value_name = "SECONDS", value_parser = crate::limit::parse_limit)]
     pub time_limit: Option<f64>,
+    /// Stop once N embeddings are found (the `-num` cap of the
+    /// SubgraphMatching study's and RapidFlow's tools): the count is then
+    /// `min(count, N)`, and `"limit_reached": true` when it is N. The `cpu`
+    /// engine stops early; other engines count everything and cap.
+    #[arg(long, value_name = "N", conflicts_with = "unique", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -66,24 +72,36 @@ pub fn run(args: MatchArgs) -> Result<()> {
             println!("count   unknown: time limit of {limit} s reached");
         }
     });
-    let count = engine.count(&csr, &q.query);
+    let count = match args.limit {
+        Some(n) => engine.count_at_most(&csr, &q.query, n),
+        None => engine.count(&csr, &q.query),
+    };
     watchdog.finish();
     let count = count?;
     let seconds = t0.elapsed().as_secs_f64();
     let aut = q.query.automorphism_count().max(1);
+    let reached = args.limit.is_some_and(|n| count >= n);
     if args.json {
         let mut o = head;
         o["count"] = json!(count);
         o["seconds"] = json!(seconds);
         o["load_seconds"] = json!(g.seconds);
         o["timed_out"] = json!(false);
+        if let Some(n) = args.limit {
+            o["limit"] = json!(n);
+            o["limit_reached"] = json!(reached);
+        }
         if args.unique {
             o["unique"] = json!(count / aut);
             o["automorphisms"] = json!(aut);
         }
         output::json_line(&o);
     } else {
-        println!("count   {count}");
+        if reached {
+            println!("count   {count}  (limit reached: at least this many)");
+        } else {
+            println!("count   {count}");
+        }
         if args.unique {
             println!("unique  {}  (|Aut(Q)| = {aut})", count / aut);
         }
