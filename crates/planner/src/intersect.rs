@@ -93,15 +93,23 @@ impl<'a> Cursor<'a> {
 
 #[inline]
 fn merge_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
-    let (mut i, mut j) = (0, 0);
+    // branch-free: every step stores its candidate and keeps it only on a
+    // match, into room reserved up front
+    let start = out.len();
+    out.reserve(a.len().min(b.len()));
+    let spare = &mut out.spare_capacity_mut()[..a.len().min(b.len())];
+    let (mut i, mut j, mut k) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         let (x, y) = (a[i], b[j]);
-        if x == y {
-            out.push(x);
-        }
+        // k counts matches so far, each of which consumed an entry of both
+        // lists, so k < min(len) while both have entries left
+        spare[k].write(x);
+        k += (x == y) as usize;
         i += (x <= y) as usize;
         j += (y <= x) as usize;
     }
+    // SAFETY: the first k entries of the spare capacity were written above
+    unsafe { out.set_len(start + k) };
 }
 
 /// |a ∩ b| by merging; AVX2 blocks of 8 where the CPU has them.
@@ -186,11 +194,25 @@ fn gallop_count(small: &[u32], large: &[u32]) -> u64 {
 /// Keeps the entries of `out` that `op` contains (plain `op`).
 #[inline]
 fn filter_plain(out: &mut Vec<u32>, s: &[u32]) {
-    let mut p = 0;
-    out.retain(|&x| {
-        p = gallop(s, p, x);
-        p < s.len() && s[p] == x
-    });
+    if s.len() > GALLOP_RATIO * out.len() {
+        let mut p = 0;
+        out.retain(|&x| {
+            p = gallop(s, p, x);
+            p < s.len() && s[p] == x
+        });
+        return;
+    }
+    // a branch-free merge, compacting `out` in place (k ≤ i throughout)
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    let n = out.len();
+    while i < n && j < s.len() {
+        let (x, y) = (out[i], s[j]);
+        out[k] = x;
+        k += (x == y) as usize;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    out.truncate(k);
 }
 
 /// Appends the entries of `ids` whose edge label is `w` (a list without
