@@ -237,11 +237,25 @@ fn filter_labelled(out: &mut Vec<u32>, s: &[u32], labels: &[Label], w: Label) {
         }
         return;
     }
-    let mut p = 0;
-    out.retain(|&x| {
-        p = gallop(s, p, x);
-        p < s.len() && s[p] == x && labels[p] == w
-    });
+    if s.len() > GALLOP_RATIO * out.len() {
+        let mut p = 0;
+        out.retain(|&x| {
+            p = gallop(s, p, x);
+            p < s.len() && s[p] == x && labels[p] == w
+        });
+        return;
+    }
+    // as in `filter_plain`, keeping a match only with the edge label
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    let n = out.len();
+    while i < n && j < s.len() {
+        let (x, y) = (out[i], s[j]);
+        out[k] = x;
+        k += (x == y && labels[j] == w) as usize;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    out.truncate(k);
 }
 
 /// Writes the sorted intersection of `ops` into `out` (cleared first).
