@@ -27,6 +27,21 @@ fn last_json(stdout: &str) -> Value {
     serde_json::from_str(line).expect("last line is JSON")
 }
 
+/// A path of 14 vertices (about 10^20 embeddings in the 40,000-edge R-MAT
+/// graphs below), in the graph format.
+fn write_path_query(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("path.graph");
+    let mut text = String::from("t 14 13\n");
+    for v in 0..14 {
+        text += &format!("v {v} 0 {}\n", if v == 0 || v == 13 { 1 } else { 2 });
+    }
+    for v in 0..13 {
+        text += &format!("e {v} {}\n", v + 1);
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn gen_graph(dir: &Path, name: &str, scale: &str, edges: &str, labels: &str) -> String {
     let path = dir.join(name).display().to_string();
     ok(&[
@@ -92,15 +107,7 @@ fn match_limits_cap_counts() {
         .status
         .success());
     let g = gen_graph(dir.path(), "big.graph", "12", "40000", "1");
-    let path = dir.path().join("path.graph");
-    let mut text = String::from("t 14 13\n");
-    for v in 0..14 {
-        text += &format!("v {v} 0 {}\n", if v == 0 || v == 13 { 1 } else { 2 });
-    }
-    for v in 0..13 {
-        text += &format!("e {v} {}\n", v + 1);
-    }
-    std::fs::write(&path, text).unwrap();
+    let path = write_path_query(dir.path());
     let q = path.to_str().unwrap();
     let o = last_json(&ok(&[
         "match",
@@ -376,15 +383,7 @@ fn time_limits_end_runs_with_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let g = gen_graph(dir.path(), "g.graph", "12", "40000", "1");
     // a path of 14 vertices: about 10^20 embeddings, never counted in time
-    let path = dir.path().join("path.graph");
-    let mut text = String::from("t 14 13\n");
-    for v in 0..14 {
-        text += &format!("v {v} 0 {}\n", if v == 0 || v == 13 { 1 } else { 2 });
-    }
-    for v in 0..13 {
-        text += &format!("e {v} {}\n", v + 1);
-    }
-    std::fs::write(&path, text).unwrap();
+    let path = write_path_query(dir.path());
     let started = std::time::Instant::now();
     let out = ok(&[
         "match",

@@ -202,13 +202,19 @@ fn filter_plain(out: &mut Vec<u32>, s: &[u32]) {
         });
         return;
     }
-    // a branch-free merge, compacting `out` in place (k ≤ i throughout)
+    narrow_by_merge(out, s, |_| true);
+}
+
+/// Keeps the entries of `out` found in `s` at an index `j` with `keep(j)`,
+/// by a branch-free merge that compacts `out` in place (k ≤ i throughout).
+#[inline]
+fn narrow_by_merge(out: &mut Vec<u32>, s: &[u32], keep: impl Fn(usize) -> bool) {
     let (mut i, mut j, mut k) = (0, 0, 0);
     let n = out.len();
     while i < n && j < s.len() {
         let (x, y) = (out[i], s[j]);
         out[k] = x;
-        k += (x == y) as usize;
+        k += (x == y && keep(j)) as usize;
         i += (x <= y) as usize;
         j += (y <= x) as usize;
     }
@@ -245,17 +251,7 @@ fn filter_labelled(out: &mut Vec<u32>, s: &[u32], labels: &[Label], w: Label) {
         });
         return;
     }
-    // as in `filter_plain`, keeping a match only with the edge label
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    let n = out.len();
-    while i < n && j < s.len() {
-        let (x, y) = (out[i], s[j]);
-        out[k] = x;
-        k += (x == y && labels[j] == w) as usize;
-        i += (x <= y) as usize;
-        j += (y <= x) as usize;
-    }
-    out.truncate(k);
+    narrow_by_merge(out, s, |j| labels[j] == w);
 }
 
 /// Writes the sorted intersection of `ops` into `out` (cleared first).
