@@ -91,8 +91,21 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Appends a ∩ b to `out` by merging; AVX2 blocks of 8 where the CPU has
+/// them, then [`merge_into_scalar`] for the rest.
 #[inline]
 fn merge_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    #[cfg(target_arch = "x86_64")]
+    if a.len() >= 8 && b.len() >= 8 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        let (i, j) = unsafe { simd::merge_into_avx2(a, b, out) };
+        return merge_into_scalar(&a[i..], &b[j..], out);
+    }
+    merge_into_scalar(a, b, out)
+}
+
+#[inline]
+fn merge_into_scalar(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     // branch-free: every step stores its candidate and keeps it only on a
     // match, into room reserved up front
     let start = out.len();
@@ -149,6 +162,68 @@ mod simd {
             j += if bmax <= amax { 8 } else { 0 };
         }
         c + super::merge_count_scalar(&a[i..], &b[j..])
+    }
+
+    /// Per 8-bit match mask, the lane indices of its set bits in order
+    /// (padded with 0): the permutation that packs an 8-lane block's
+    /// matches to its front.
+    static COMPRESS: [[u32; 8]; 256] = {
+        let mut t = [[0u32; 8]; 256];
+        let mut mask = 0;
+        while mask < 256 {
+            let (mut lane, mut k) = (0, 0);
+            while lane < 8 {
+                if mask >> lane & 1 == 1 {
+                    t[mask][k] = lane as u32;
+                    k += 1;
+                }
+                lane += 1;
+            }
+            mask += 1;
+        }
+        t
+    };
+
+    /// [`merge_count_avx2`]'s block merge, appending the matches to `out`:
+    /// each block of `a` is compared with a block of `b`, its matching
+    /// lanes packed by [`COMPRESS`] and stored whole (8 lanes) at the end of
+    /// the output, which then grows by the number of matches. Blocks are
+    /// visited in ascending order and each pair meets at most once, so the
+    /// output is sorted and holds each common value once. Returns where in
+    /// `a` and `b` the caller's scalar merge continues.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn merge_into_avx2(a: &[u32], b: &[u32], out: &mut Vec<u32>) -> (usize, usize) {
+        let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
+        let start = out.len();
+        // at most min(len) matches, and the last store writes 8 lanes
+        out.reserve(a.len().min(b.len()) + 8);
+        let dst = out.spare_capacity_mut().as_mut_ptr() as *mut u32;
+        let rot = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+        while i + 8 <= a.len() && j + 8 <= b.len() {
+            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len(); unaligned loads.
+            let va = unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) };
+            let mut vb = unsafe { _mm256_loadu_si256(b.as_ptr().add(j) as *const __m256i) };
+            let mut m = _mm256_cmpeq_epi32(va, vb);
+            for _ in 0..7 {
+                vb = _mm256_permutevar8x32_epi32(vb, rot);
+                m = _mm256_or_si256(m, _mm256_cmpeq_epi32(va, vb));
+            }
+            let mask = _mm256_movemask_ps(_mm256_castsi256_ps(m)) as usize;
+            // SAFETY: COMPRESS[mask] is 8 u32s; the store is within the
+            // reserved room (k matches so far, k + 8 <= min(len) + 8).
+            unsafe {
+                let perm = _mm256_loadu_si256(COMPRESS[mask].as_ptr() as *const __m256i);
+                _mm256_storeu_si256(dst.add(k) as *mut __m256i, _mm256_permutevar8x32_epi32(va, perm));
+            }
+            k += mask.count_ones() as usize;
+            let (amax, bmax) = (a[i + 7], b[j + 7]);
+            i += if amax <= bmax { 8 } else { 0 };
+            j += if bmax <= amax { 8 } else { 0 };
+        }
+        // SAFETY: the first k entries of the spare capacity were written
+        // (each store wrote 8 lanes starting at the matches so far)
+        unsafe { out.set_len(start + k) };
+        (i, j)
     }
 }
 
@@ -378,6 +453,22 @@ mod tests {
             prop_assert_eq!(&out, &expect.iter().copied().collect::<Vec<_>>());
             let mut tmp = Vec::new();
             prop_assert_eq!(intersect_len(&mut ops, &mut tmp), expect.len() as u64);
+        }
+
+        /// Long lists take the AVX2 block merge (on CPUs that have it)
+        /// over many blocks, then the scalar tail; sparse and dense overlaps.
+        #[test]
+        fn long_two_list_merges_match_sets(a in prop::collection::vec(0u32..3000, 0..700),
+                                           b in prop::collection::vec(0u32..3000, 0..700),
+                                           prefix in prop::collection::vec(0u32..5, 0..3)) {
+            let (a, b) = (sorted(a), sorted(b));
+            let expect: Vec<u32> = a.iter().copied().filter(|x| b.binary_search(x).is_ok()).collect();
+            // appends after what `out` holds
+            let mut out = prefix.clone();
+            merge_into(&a, &b, &mut out);
+            prop_assert_eq!(&out[..prefix.len()], &prefix[..]);
+            prop_assert_eq!(&out[prefix.len()..], &expect[..]);
+            prop_assert_eq!(merge_count(&a, &b), expect.len() as u64);
         }
 
         #[test]
