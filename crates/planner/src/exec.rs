@@ -698,10 +698,10 @@ impl Executor {
         let emb = &self.emb;
         let first = first_allowed(emb, lq, d);
         let cq = &cq[cq.partition_point(|&x| x < first)..];
-        let hits = lq
-            .conflicts
-            .iter()
-            .filter(|&&r| (r as usize) < d && cq.binary_search(&emb[r as usize]).is_ok());
+        let hits = lq.conflicts.iter().enumerate().filter(|&(k, &r)| {
+            let x = emb[r as usize];
+            (r as usize) < d && x >= first && (lq.certain >> k & 1 == 1 || cq.binary_search(&x).is_ok())
+        });
         if lq.above.contains(&(d as u8)) {
             // symmetry breaking orders the pair: count x < y, and an earlier
             // binding z in C_q pairs with the x < z only
@@ -711,7 +711,7 @@ impl Executor {
                 j += cq[j..].partition_point(|&y| y <= x);
                 pairs += (cq.len() - j) as u64;
             }
-            let lost: usize = hits.map(|&r| cp.partition_point(|&x| x < emb[r as usize])).sum();
+            let lost: usize = hits.map(|(_, &r)| cp.partition_point(|&x| x < emb[r as usize])).sum();
             return pairs - lost as u64;
         }
         let hits = hits.count();
@@ -728,11 +728,16 @@ impl Executor {
         let d = plan.depth() - 1;
         if level.hoist.is_some() {
             let cands = &self.bufs[d];
-            let cands = &cands[cands.partition_point(|&x| x < first_allowed(&self.emb, level, d))..];
+            let first = first_allowed(&self.emb, level, d);
+            let cands = &cands[cands.partition_point(|&x| x < first)..];
             let hits = level
                 .conflicts
                 .iter()
-                .filter(|&&p| cands.binary_search(&self.emb[p as usize]).is_ok())
+                .enumerate()
+                .filter(|&(k, &p)| {
+                    let x = self.emb[p as usize];
+                    x >= first && (level.certain >> k & 1 == 1 || cands.binary_search(&x).is_ok())
+                })
                 .count();
             return cands.len() as u64 - hits as u64;
         }
@@ -762,9 +767,11 @@ impl Executor {
             (_, Some(m)) => m.get(key),
             _ => None,
         };
-        if let (Some(n), true) = (cached, level.conflicts.is_empty()) {
-            // nothing to subtract: the lists need not even be looked up
-            return n;
+        let all_certain = level.certain.count_ones() as usize == level.conflicts.len();
+        if let (Some(n), true) = (cached, all_certain) {
+            // every conflict is known to be in the lists (none, often): they
+            // need not even be looked up
+            return n - level.conflicts.iter().filter(|&&p| emb[p as usize] >= first).count() as u64;
         }
         with_operands!(g, extra, src, emb, skip, first, label, |ops, cut, pure| {
             let check_label = plan.check_labels && !pure && !pinned_grouped;
@@ -793,9 +800,9 @@ impl Executor {
                 (None, None, Some(m)) => m.put(key, n),
                 _ => {}
             }
-            for &p in &level.conflicts {
+            for (k, &p) in level.conflicts.iter().enumerate() {
                 let x = emb[p as usize];
-                if x >= first && in_pinned(x) && ops.iter().all(|o| o.contains(x)) {
+                if x >= first && in_pinned(x) && (level.certain >> k & 1 == 1 || ops.iter().all(|o| o.contains(x))) {
                     n -= 1;
                 }
             }

@@ -49,6 +49,12 @@ pub struct Level {
     /// Earlier positions with the same label that are not read at this level
     /// (injectivity checks; a read position can never collide).
     pub conflicts: Vec<u8>,
+    /// Bit k: `conflicts[k]`'s binding is certainly in every list this
+    /// level reads (the query joins it to each read vertex by an edge of the
+    /// read's edge label, checked in the read's version), so it collides
+    /// with a candidate whenever the level's bounds (`above`) admit it, and
+    /// counting need not look it up.
+    pub certain: u32,
     /// An earlier level whose reads are a subset of this level's (same
     /// label): its filtered candidate set already is the intersection of
     /// those lists, so this level intersects it with `extra` only.
@@ -289,18 +295,39 @@ pub(crate) fn levels_for(
             reads.sort_by_key(|r| r.pos);
             // A vertex is never in its own list, so positions read at this
             // level can never collide with a candidate.
-            let conflicts = order[..d]
+            let conflicts: Vec<u8> = order[..d]
                 .iter()
                 .enumerate()
                 .filter(|&(_, &w)| q.label(w) == q.label(u) && !q.has_edge(w, u))
                 .map(|(p, _)| p as u8)
                 .collect();
+            // A conflicting binding x = emb[p] lies in the list read from w
+            // when the query has the edge (w, p) with the read's edge label
+            // and it was checked in the same version (read by an earlier
+            // level; the seed edge is not read, so it does not count).
+            let in_read = |p: u8, r: &Read| {
+                let (w, wp) = (order[r.pos as usize], order[p as usize]);
+                match (q.edge_index(w, wp), q.edge_index(w, u)) {
+                    (Some(jp), Some(ju)) => {
+                        skip_edge != Some(jp)
+                            && version_of(jp) == version_of(ju)
+                            && q.edge_label(w, wp) == q.edge_label(w, u)
+                    }
+                    _ => false,
+                }
+            };
+            let certain = conflicts
+                .iter()
+                .enumerate()
+                .filter(|&(_, &p)| !reads.is_empty() && reads.iter().all(|r| in_read(p, r)))
+                .fold(0u32, |m, (k, _)| m | 1 << k);
             Level {
                 qv: u,
                 label: q.label(u),
                 extra: reads.clone(),
                 reads,
                 conflicts,
+                certain,
                 above: Vec::new(),
                 reuse: None,
                 hoist: None,
