@@ -53,7 +53,9 @@ pub struct Level {
     /// level reads (the query joins it to each read vertex by an edge of the
     /// read's edge label, checked in the read's version), so it collides
     /// with a candidate whenever the level's bounds (`above`) admit it, and
-    /// counting need not look it up.
+    /// counting need not look it up. With `reuse`, only the reused level's
+    /// own binding can be certain (the reused candidates lack that level's
+    /// conflicts and what its bounds cut).
     pub certain: u32,
     /// An earlier level whose reads are a subset of this level's (same
     /// label): its filtered candidate set already is the intersection of
@@ -397,6 +399,11 @@ fn link_reuse(mut levels: Vec<Level>) -> Vec<Level> {
             let covered = levels[e].reads.clone();
             levels[d].reuse = Some(e as u8);
             levels[d].extra.retain(|r| !covered.contains(r));
+            // the reused candidates lack level e's own conflicts and what
+            // its bounds cut, so a binding in every list read need not be
+            // among them; e's own binding always is
+            let own = levels[d].conflicts.iter().position(|&p| p as usize == e);
+            levels[d].certain &= own.map_or(0, |k| 1 << k);
         }
     }
     levels
