@@ -621,7 +621,7 @@ impl Executor {
             self.hoist(g, plan);
         }
         let total = if d + 1 == depth && !ENUM {
-            let n = self.count_last(g, plan, level);
+            let n = self.count_level(g, plan, d, true);
             self.tally.note(n);
             n
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -688,8 +688,16 @@ impl Executor {
     fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let last = d + 1;
         let lq = &plan.levels[last];
-        self.fill_own(g, plan, d);
-        if self.bufs[d].is_empty() {
+        // C_p itself is needed only where p and q may meet (an order
+        // between them, or q conflicting with p); else its size
+        let meet = lq.above.contains(&(d as u8)) || lq.conflicts.contains(&(d as u8));
+        let cp_len = if meet {
+            self.fill_own(g, plan, d);
+            self.bufs[d].len() as u64
+        } else {
+            self.count_level(g, plan, d, false)
+        };
+        if cp_len == 0 {
             return 0;
         }
         // the hoisted candidates: label-filtered, conflicts not yet removed,
@@ -720,12 +728,14 @@ impl Executor {
         } else {
             0
         };
-        cp.len() as u64 * (cq.len() - hits) as u64 - both
+        cp_len * (cq.len() - hits) as u64 - both
     }
 
-    /// |candidates| at the last level without enumerating them.
-    fn count_last<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, level: &Level) -> u64 {
-        let d = plan.depth() - 1;
+    /// |candidates| of level `d` without listing them: the last level's
+    /// (with `memo` its last-level memo applies), or an independent tail
+    /// pair's first level's.
+    fn count_level<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, memo: bool) -> u64 {
+        let level = &plan.levels[d];
         if level.hoist.is_some() {
             let cands = &self.bufs[d];
             let first = first_allowed(&self.emb, level, d);
@@ -753,8 +763,9 @@ impl Executor {
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
         let key = emb[d.max(1) - 1];
-        let shared = self.shared.as_deref().filter(|_| plan.memo_from.is_some());
-        let memo = if plan.memo_from.is_some() && shared.is_none() {
+        let memo_from = plan.memo_from.filter(|_| memo);
+        let shared = self.shared.as_deref().filter(|_| memo_from.is_some());
+        let memo = if memo_from.is_some() && shared.is_none() {
             if self.memo.is_empty() {
                 self.memo = vec![MemoSlot::default(); MEMO_SLOTS];
             }
