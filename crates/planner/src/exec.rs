@@ -337,12 +337,6 @@ impl Executor {
         self.tally.set(quota);
     }
 
-    /// Flushes this executor's tally into its quota's total (done at the end
-    /// of every count; callers need it only to read [`Quota::found`]).
-    pub fn flush_quota(&mut self) {
-        self.tally.flush();
-    }
-
     /// Counts the completions of `prefix` (bound to `plan.order[..prefix.len()]`).
     /// The caller guarantees the prefix itself is a valid partial match.
     pub fn count<G: GraphView + ?Sized, V: Visitor>(

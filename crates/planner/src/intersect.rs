@@ -140,26 +140,42 @@ fn merge_count(a: &[u32], b: &[u32]) -> u64 {
 mod simd {
     use std::arch::x86_64::*;
 
-    /// Block merge (all-pairs comparison of 8 × 8 lanes, then the block with
-    /// the smaller maximum advances). Each pair of blocks meets at most once
+    /// One step of the block merge at `a[i..]`, `b[j..]`: all-pairs
+    /// comparison of the two blocks of 8 lanes, then the block with the
+    /// smaller maximum advances (both on a tie). Returns `a`'s block, the
+    /// mask of its lanes found in `b`'s block, and the next `(i, j)`.
+    ///
+    /// # Safety
+    /// The CPU has AVX2, `i + 8 <= a.len()` and `j + 8 <= b.len()`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn block_step(a: &[u32], b: &[u32], i: usize, j: usize) -> (__m256i, u32, usize, usize) {
+        let rot = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+        // SAFETY: the caller keeps both blocks in bounds; unaligned loads.
+        let va = unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) };
+        let mut vb = unsafe { _mm256_loadu_si256(b.as_ptr().add(j) as *const __m256i) };
+        let mut m = _mm256_cmpeq_epi32(va, vb);
+        for _ in 0..7 {
+            vb = _mm256_permutevar8x32_epi32(vb, rot);
+            m = _mm256_or_si256(m, _mm256_cmpeq_epi32(va, vb));
+        }
+        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32;
+        let (amax, bmax) = (a[i + 7], b[j + 7]);
+        let i = i + if amax <= bmax { 8 } else { 0 };
+        let j = j + if bmax <= amax { 8 } else { 0 };
+        (va, mask, i, j)
+    }
+
+    /// Block merge ([`block_step`]). Each pair of blocks meets at most once
     /// and lists hold distinct values, so every common value counts once.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn merge_count_avx2(a: &[u32], b: &[u32]) -> u64 {
         let (mut i, mut j, mut c) = (0usize, 0usize, 0u64);
-        let rot = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
         while i + 8 <= a.len() && j + 8 <= b.len() {
-            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len(); unaligned loads.
-            let va = unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) };
-            let mut vb = unsafe { _mm256_loadu_si256(b.as_ptr().add(j) as *const __m256i) };
-            let mut m = _mm256_cmpeq_epi32(va, vb);
-            for _ in 0..7 {
-                vb = _mm256_permutevar8x32_epi32(vb, rot);
-                m = _mm256_or_si256(m, _mm256_cmpeq_epi32(va, vb));
-            }
-            c += (_mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32).count_ones() as u64;
-            let (amax, bmax) = (a[i + 7], b[j + 7]);
-            i += if amax <= bmax { 8 } else { 0 };
-            j += if bmax <= amax { 8 } else { 0 };
+            // SAFETY: AVX2 (this function's feature); blocks in bounds.
+            let (_, mask, ni, nj) = unsafe { block_step(a, b, i, j) };
+            c += mask.count_ones() as u64;
+            (i, j) = (ni, nj);
         }
         c + super::merge_count_scalar(&a[i..], &b[j..])
     }
@@ -184,7 +200,7 @@ mod simd {
         t
     };
 
-    /// [`merge_count_avx2`]'s block merge, appending the matches to `out`:
+    /// The block merge ([`block_step`]) appending the matches to `out`:
     /// each block of `a` is compared with a block of `b`, its matching
     /// lanes packed by [`COMPRESS`] and stored whole (8 lanes) at the end of
     /// the output, which then grows by the number of matches. Blocks are
@@ -198,27 +214,17 @@ mod simd {
         // at most min(len) matches, and the last store writes 8 lanes
         out.reserve(a.len().min(b.len()) + 8);
         let dst = out.spare_capacity_mut().as_mut_ptr() as *mut u32;
-        let rot = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
         while i + 8 <= a.len() && j + 8 <= b.len() {
-            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len(); unaligned loads.
-            let va = unsafe { _mm256_loadu_si256(a.as_ptr().add(i) as *const __m256i) };
-            let mut vb = unsafe { _mm256_loadu_si256(b.as_ptr().add(j) as *const __m256i) };
-            let mut m = _mm256_cmpeq_epi32(va, vb);
-            for _ in 0..7 {
-                vb = _mm256_permutevar8x32_epi32(vb, rot);
-                m = _mm256_or_si256(m, _mm256_cmpeq_epi32(va, vb));
-            }
-            let mask = _mm256_movemask_ps(_mm256_castsi256_ps(m)) as usize;
+            // SAFETY: AVX2 (this function's feature); blocks in bounds.
+            let (va, mask, ni, nj) = unsafe { block_step(a, b, i, j) };
             // SAFETY: COMPRESS[mask] is 8 u32s; the store is within the
             // reserved room (k matches so far, k + 8 <= min(len) + 8).
             unsafe {
-                let perm = _mm256_loadu_si256(COMPRESS[mask].as_ptr() as *const __m256i);
+                let perm = _mm256_loadu_si256(COMPRESS[mask as usize].as_ptr() as *const __m256i);
                 _mm256_storeu_si256(dst.add(k) as *mut __m256i, _mm256_permutevar8x32_epi32(va, perm));
             }
             k += mask.count_ones() as usize;
-            let (amax, bmax) = (a[i + 7], b[j + 7]);
-            i += if amax <= bmax { 8 } else { 0 };
-            j += if bmax <= amax { 8 } else { 0 };
+            (i, j) = (ni, nj);
         }
         // SAFETY: the first k entries of the spare capacity were written
         // (each store wrote 8 lanes starting at the matches so far)
