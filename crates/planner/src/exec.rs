@@ -615,7 +615,7 @@ impl Executor {
             self.hoist(g, plan);
         }
         let total = if d + 1 == depth && !ENUM {
-            let n = self.count_level(g, plan, d, true);
+            let n = self.count_level(g, plan, d);
             self.tally.note(n);
             n
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -689,7 +689,7 @@ impl Executor {
             self.fill_own(g, plan, d);
             self.bufs[d].len() as u64
         } else {
-            self.count_level(g, plan, d, false)
+            self.count_level(g, plan, d)
         };
         if cp_len == 0 {
             return 0;
@@ -725,10 +725,11 @@ impl Executor {
         cp_len * (cq.len() - hits) as u64 - both
     }
 
-    /// |candidates| of level `d` without listing them: the last level's
-    /// (with `memo` its last-level memo applies), or an independent tail
-    /// pair's first level's.
-    fn count_level<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize, memo: bool) -> u64 {
+    /// |candidates| of level `d` without listing them: the last level's or
+    /// an independent tail pair's first level's, cached by the vertex bound
+    /// above it when `d` is the plan's [`Plan::memo_level`] with a
+    /// [`Plan::memo_from`].
+    fn count_level<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let level = &plan.levels[d];
         if level.hoist.is_some() {
             let cands = &self.bufs[d];
@@ -757,7 +758,7 @@ impl Executor {
         let bits = &self.bits[d];
         let in_pinned = |x: VertexId| skip.is_none() || bit(bits, x);
         let key = emb[d.max(1) - 1];
-        let memo_from = plan.memo_from.filter(|_| memo);
+        let memo_from = plan.memo_from.filter(|_| plan.memo_level() == Some(d));
         let shared = self.shared.as_deref().filter(|_| memo_from.is_some());
         let memo = if memo_from.is_some() && shared.is_none() {
             if self.memo.is_empty() {

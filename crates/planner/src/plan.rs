@@ -103,11 +103,15 @@ pub struct Plan {
     /// |C_p|·|C_q| − |C_p ∩ C_q| (the last term only when they share a label)
     /// instead of looping over C_p.
     pub independent_tail: bool,
-    /// The last level (not hoisted) reads the vertex bound just above it and
-    /// otherwise only lists bound above depth `f`: its intersection size
-    /// depends on that one vertex while the bindings above `f` stay, so a
-    /// counting run caches it by that vertex (e.g. a 4-cycle's |N(a) ∩ N(c)|
-    /// across the b's that reach the same c). `Some(f)` when f < depth − 2.
+    /// The counted level ([`Plan::memo_level`]: the last level when it is
+    /// not hoisted, else the first of an [`Plan::independent_tail`] pair)
+    /// reads the vertex bound just above it and otherwise only lists bound
+    /// above depth `f`: its intersection size depends on that one vertex
+    /// while the bindings above `f` stay, so a counting run caches it by
+    /// that vertex (e.g. a 4-cycle's |N(a) ∩ N(c)| across the b's that reach
+    /// the same c; in RapidFlow's insert Q_58, order a b e c d f with the
+    /// leaf f hoisted, |N(a) ∩ N(b) ∩ N(c)| across the e's that reach the
+    /// same c). `Some(f)` when f is above the key vertex's depth.
     pub memo_from: Option<u8>,
     /// The last levels from `start` on read only lists bound before `start`
     /// (no query edge among them, no bound between them): given the
@@ -124,6 +128,14 @@ pub struct Plan {
 impl Plan {
     pub fn depth(&self) -> usize {
         self.levels.len()
+    }
+
+    /// The level a counting run sizes without listing, which
+    /// [`Plan::memo_from`] caches: the last level unless it is hoisted, then
+    /// the first of the independent tail pair (the hoisted last level's size
+    /// is known at once); `None` when neither applies.
+    pub fn memo_level(&self) -> Option<usize> {
+        memo_level(&self.levels, self.independent_tail)
     }
 
     fn new(order: Vec<QVertex>, levels: Vec<Level>, check_labels: bool) -> Plan {
@@ -176,23 +188,24 @@ impl Plan {
             && !levels[n - 2].reads.is_empty()
             && levels[n - 1].reads.iter().all(|r| r.pos as usize != n - 2)
             && levels[n - 1].hoist.is_some();
-        let memo_from = match levels.last() {
-            Some(last) if n >= 4 && last.hoist.is_none() && last.reads.len() >= 2 => {
-                let near = last.reads.iter().filter(|r| r.pos as usize == n - 2).count();
-                let others = last.reads.iter().filter(|r| (r.pos as usize) < n - 2);
-                let f = others
-                    .map(|r| r.pos as usize + 1)
-                    .chain(last.reuse.map(usize::from))
-                    .chain(last.partial.as_ref().map(|p| usize::from(p.at)))
-                    .max()
-                    .unwrap_or(0);
-                // a bound on the last level must not change while an entry
-                // lives: from above depth f, or the key vertex itself
-                let bounds_fixed = last.above.iter().all(|&p| (p as usize) < f || p as usize == n - 2);
-                (near == 1 && f < n - 2 && bounds_fixed).then_some(f as u8)
+        let memo_from = memo_level(levels, independent_tail).and_then(|m| {
+            let level = &levels[m];
+            if m < 3 || level.hoist.is_some() || level.reads.len() < 2 {
+                return None;
             }
-            _ => None,
-        };
+            let near = level.reads.iter().filter(|r| r.pos as usize == m - 1).count();
+            let others = level.reads.iter().filter(|r| (r.pos as usize) < m - 1);
+            let f = others
+                .map(|r| r.pos as usize + 1)
+                .chain(level.reuse.map(usize::from))
+                .chain(level.partial.as_ref().map(|p| usize::from(p.at)))
+                .max()
+                .unwrap_or(0);
+            // a bound on the level must not change while an entry lives:
+            // from above depth f, or the key vertex itself
+            let bounds_fixed = level.above.iter().all(|&p| (p as usize) < f || p as usize == m - 1);
+            (near == 1 && f < m - 1 && bounds_fixed).then_some(f as u8)
+        });
         self.independent_tail = independent_tail;
         self.memo_from = memo_from;
         self.wide_tail = WideTail::of(levels);
@@ -203,6 +216,15 @@ impl Plan {
             }
         }
         self.partials_due = due;
+    }
+}
+
+/// [`Plan::memo_level`] of `levels`.
+fn memo_level(levels: &[Level], independent_tail: bool) -> Option<usize> {
+    let n = levels.len();
+    match levels.last()?.hoist {
+        None => Some(n - 1),
+        Some(_) => independent_tail.then(|| n - 2),
     }
 }
 
@@ -370,13 +392,20 @@ fn set_partial(level: &mut Level) {
     level.partial = Some(Partial { at, reads: early });
 }
 
-/// Moves to the end one vertex whose neighbours all come before it (after
-/// the first `fixed` positions), preferring the earliest: its candidates
-/// then depend only on early bindings and can be hoisted. No vertex's
-/// reads change.
+/// Moves to the end the vertex (after the first `fixed` positions, with no
+/// neighbour after it) whose latest neighbour comes earliest: its
+/// candidates then depend only on early bindings and are hoisted highest.
+/// The last vertex stays when no other is hoisted higher (a leaf the order
+/// already put last is not displaced by a vertex read later, e.g. RapidFlow's
+/// insert Q_58, where the leaf's list was otherwise filtered again at every
+/// binding of the level above it); among other ties the earliest moves.
+/// No vertex's reads change.
 pub(crate) fn defer_leaf(q: &QueryGraph, mut order: Vec<QVertex>, fixed: usize) -> Vec<QVertex> {
     let n = order.len();
-    let pick = (fixed..n.saturating_sub(1)).find(|&k| order[k + 1..].iter().all(|&w| !q.has_edge(order[k], w)));
+    let latest_nbr = |k: usize| order[..k].iter().rposition(|&w| q.has_edge(order[k], w));
+    let pick = (fixed..n)
+        .filter(|&k| order[k + 1..].iter().all(|&w| !q.has_edge(order[k], w)))
+        .min_by_key(|&k| (latest_nbr(k), k + 1 != n, k));
     if let Some(k) = pick {
         let v = order.remove(k);
         order.push(v);

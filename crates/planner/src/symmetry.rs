@@ -130,7 +130,6 @@ pub fn break_symmetry(plan: &Plan, auts: &[Vec<QVertex>], fixed: usize) -> (Plan
         .collect();
     let mut pairs = Vec::new();
     let mut factor = 1u64;
-    let last = order.len() - 1;
     for (d, &v) in order.iter().enumerate().skip(fixed) {
         let mut orbit: Vec<QVertex> = group.iter().map(|s| s[v]).collect();
         orbit.sort_unstable();
@@ -142,7 +141,8 @@ pub fn break_symmetry(plan: &Plan, auts: &[Vec<QVertex>], fixed: usize) -> (Plan
         // the chain is sound, with the factor of the steps taken).
         let memo_lost = plan
             .memo_from
-            .is_some_and(|f| d >= f as usize && d + 1 != last && orbit.iter().any(|&w| pos[w] as usize == last));
+            .zip(plan.memo_level())
+            .is_some_and(|(f, m)| d >= f as usize && d + 1 != m && orbit.iter().any(|&w| pos[w] as usize == m));
         if memo_lost {
             break;
         }
