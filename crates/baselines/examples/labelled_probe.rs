@@ -101,6 +101,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .fold((0, 0), |(p, n), r| (p + r.positive, n + r.negative));
         let matching: f64 = results.iter().map(|r| r.seconds).sum();
         println!("{qf}: {} results, {secs:.4} s, matching {matching:.4} s", pos + neg);
+        if std::env::var("ZEROS").is_ok() {
+            // where matching time goes: updates that changed no match
+            let zero: Vec<f64> = results
+                .iter()
+                .filter(|r| r.positive + r.negative == 0)
+                .map(|r| r.seconds)
+                .collect();
+            println!(
+                "  {} of {} updates changed no match: {:.4} s of matching",
+                zero.len(),
+                results.len(),
+                zero.iter().sum::<f64>()
+            );
+        }
     }
     Ok(())
 }
