@@ -27,7 +27,7 @@ use csm_graph::{
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
 
-use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, CpuEngine, Shared, Symmetry};
+use super::{commit_with_hubs, count_split_in, graph_work, single_edge_seeds, CpuEngine, Seed, Shared, Symmetry};
 
 /// Most updates in one overlapped run.
 const RUN_MAX: usize = 4096;
@@ -182,32 +182,41 @@ impl CpuEngine {
         // an edge that carries no query edge's labels seeds nothing and is
         // never read by a match (a list read keeps only the neighbours of
         // one query edge's labels): it is left out of the versions and the
-        // matching, and reports zero
-        let seeds_some: Vec<bool> = all
+        // matching, and reports zero. The seeds are found once, on the
+        // graph before the run (labels decide them; degrees only orient a
+        // reversible seed, which counts the same either way).
+        let seeds: Vec<Vec<Seed>> = all
             .iter()
             .map(|&(e, insert)| {
                 let side = if insert { &sym.positive } else { &sym.negative };
                 let (rules, plans) = side.as_ref().expect("overlaps() checked");
-                !single_edge_seeds(g, plans, &e, rules).is_empty()
+                single_edge_seeds(g, plans, &e, rules)
             })
             .collect();
-        let edges: Vec<(Edge, bool)> = all.iter().zip(&seeds_some).filter(|p| *p.1).map(|p| *p.0).collect();
+        let edges: Vec<(Edge, bool)> = all
+            .iter()
+            .zip(&seeds)
+            .filter(|p| !p.1.is_empty())
+            .map(|p| *p.0)
+            .collect();
+        let seeded: Vec<&[Seed]> = seeds.iter().filter(|s| !s.is_empty()).map(Vec::as_slice).collect();
         let pool = self.pool.as_ref();
         self.versions.build(&grouped, &edges);
         let versions = &self.versions;
         let matched: Vec<(DeltaCounts, f64)> = pool.install(|| {
             edges
                 .par_iter()
+                .zip(&seeded)
                 .enumerate()
-                .map(|(k, &(e, insert))| {
+                .map(|(k, (&(_, insert), &seeds))| {
                     let t = Instant::now();
                     let view = versions.view(&grouped, UpdateVersions::common_time(k, insert));
                     let side = if insert { &sym.positive } else { &sym.negative };
-                    let (rules, plans) = side.as_ref().expect("overlaps() checked");
+                    let (_, plans) = side.as_ref().expect("overlaps() checked");
                     let mut c = DeltaCounts::default();
                     // the seeds in turn: the pool is busy with the run's
                     // other updates, and a heavy node still splits
-                    for (i, x, y, w) in single_edge_seeds(&view, plans, &e, rules) {
+                    for &(i, x, y, w) in seeds {
                         let p = &plans[i as usize];
                         c.add(
                             p.sign,
@@ -220,10 +229,10 @@ impl CpuEngine {
         });
         let wall = t1.elapsed().as_secs_f64();
         let mut matched = matched.into_iter();
-        let counted: Vec<(DeltaCounts, f64)> = seeds_some
+        let counted: Vec<(DeltaCounts, f64)> = seeds
             .iter()
-            .map(|&some| {
-                if some {
+            .map(|s| {
+                if !s.is_empty() {
                     matched.next().expect("one result per matched edge")
                 } else {
                     (DeltaCounts::default(), 0.0)
