@@ -584,18 +584,31 @@ fn reused_levels_with_shared_conflicts_match_the_oracles() {
             }
         }
         let q = &queries[(seed % 4) as usize];
-        let mut eng = engine_with(1, (seed % 3) as u8);
-        eng.init(&model.to_data(), q).expect("init");
-        let spec = StreamSpec {
-            batches: 3,
-            max_len: 6,
-            vlabels: vl,
-            elabels: None,
-            vertex_ops: false,
-        };
-        if let Err(e) = check_set_differences(&mut eng, &mut r, &mut model, q, spec) {
-            panic!("seed {seed}: {e}");
-        }
+        three_batches_match_set_differences(engine_with(1, (seed % 3) as u8), &mut r, &mut model, q, vl, 6, seed);
+    }
+}
+
+/// Three random batches of up to `max_len` edge updates (labels below `vl`)
+/// through `eng`, each checked against the brute-force set differences.
+fn three_batches_match_set_differences(
+    mut eng: CpuEngine,
+    r: &mut rand_chacha::ChaCha8Rng,
+    model: &mut Model,
+    q: &csm_planner::QueryGraph,
+    vl: u32,
+    max_len: usize,
+    seed: u64,
+) {
+    eng.init(&model.to_data(), q).expect("init");
+    let spec = StreamSpec {
+        batches: 3,
+        max_len,
+        vlabels: vl,
+        elabels: None,
+        vertex_ops: false,
+    };
+    if let Err(e) = check_set_differences(&mut eng, r, model, q, spec) {
+        panic!("seed {seed}: {e}");
     }
 }
 
@@ -659,18 +672,8 @@ fn tail_pair_memo_matches_the_oracles() {
             }
         }
         let q = &queries[(seed % 4) as usize];
-        let mut eng = engine(1 + (seed % 2) as usize, seed % 3 == 0);
-        eng.init(&model.to_data(), q).expect("init");
-        let spec = StreamSpec {
-            batches: 3,
-            max_len: 8,
-            vlabels: vl,
-            elabels: None,
-            vertex_ops: false,
-        };
-        if let Err(e) = check_set_differences(&mut eng, &mut r, &mut model, q, spec) {
-            panic!("seed {seed}: {e}");
-        }
+        let eng = engine(1 + (seed % 2) as usize, seed % 3 == 0);
+        three_batches_match_set_differences(eng, &mut r, &mut model, q, vl, 8, seed);
     }
 }
 
