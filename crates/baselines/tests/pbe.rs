@@ -244,22 +244,8 @@ static ALLOC: measure::Counting = measure::Counting;
 #[test]
 #[ignore]
 fn bench_rmat() {
-    use csm_graph::gen::{assign_labels, graph_from_pairs, random_walk_query, rmat, Labeller, RMAT_STANDARD};
-    let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<usize>().ok());
-    let scale = env("CSM_BENCH_SCALE").unwrap_or(17) as u32;
-    let m = env("CSM_BENCH_EDGES").unwrap_or(1_200_000);
-    let (a, b, c) = RMAT_STANDARD;
-    let pairs = rmat(scale, m, a, b, c, 7);
-    let labels = assign_labels(
-        1 << scale,
-        &Labeller::Uniform {
-            num_labels: 16,
-            seed: 7,
-        },
-    );
-    let data = graph_from_pairs(1 << scale, &pairs, labels, None);
-    let g = CsrGraph::from_data(&data).unwrap();
-    let budget = env("CSM_BENCH_BUDGET").unwrap_or(g.num_edges() / 3);
+    let (data, g) = measure::bench_graph();
+    let budget = measure::bench_env("CSM_BENCH_BUDGET").unwrap_or(g.num_edges() / 3);
     let pbe = Pbe::new(budget);
     let t = std::time::Instant::now();
     let parts = pbe.partition(&g).unwrap();
@@ -271,46 +257,23 @@ fn bench_rmat() {
         pbe.num_parts(g.num_edges()).unwrap(),
         partition::cross_edges(&g, &parts).len()
     );
-    let ks: Vec<usize> = std::env::var("CSM_BENCH_K")
-        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|_| vec![4, 5, 6]);
-    let seeds = env("CSM_BENCH_SEEDS").unwrap_or(3) as u64;
-    let dense = std::env::var("CSM_BENCH_DENSE").is_ok_and(|v| v == "1");
-    for &k in &ks {
-        for seed in 0..seeds {
-            let qd = random_walk_query(&data, k, 100 + seed, dense).unwrap();
-            let q = QueryGraph::from_data(&qd).unwrap();
-            let base = measure::status_mib("VmRSS:");
-            measure::reset_peak();
-            let heap0 = measure::heap_reset();
-            let c0 = measure::cpu_seconds();
-            let t = std::time::Instant::now();
-            let rep = pbe.run_partitioned(&g, &q, &parts).unwrap();
-            let secs = t.elapsed().as_secs_f64();
-            let csecs = measure::cpu_seconds() - c0;
-            let peak = measure::status_mib("VmHWM:");
-            let heap_mib = (measure::heap_peak() - heap0) as f64 / 1048576.0;
-            let t = std::time::Instant::now();
-            let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
-            let want = cpu.count(&g, &q).unwrap();
-            let cpu_secs = t.elapsed().as_secs_f64();
-            let cpu_csecs = measure::cpu_seconds() - c0 - csecs;
-            assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
-            println!(
-                "k={k} dense={dense} seed={seed} edges={} count={} intra={} inter={} classes={} seeds={} partials={} \
-                 intra={:.3}s inter={:.3}s total={secs:.3}s cputime={csecs:.2}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
-                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s cpu_cputime={cpu_csecs:.2}s",
-                q.num_edges(),
-                rep.count,
-                rep.intra,
-                rep.inter,
-                rep.edge_classes,
-                rep.inter_seeds,
-                rep.inter_partials,
-                rep.intra_seconds,
-                rep.inter_seconds,
-                heap0 as f64 / 1048576.0,
-            );
-        }
+    for (k, seed, dense, q) in measure::bench_queries(&data) {
+        let m = measure::measured_beside_cpu(&g, &q, || pbe.run_partitioned(&g, &q, &parts).unwrap());
+        let rep = m.value;
+        assert_eq!(rep.count, m.cpu_count, "cpu engine disagrees on {q:?}");
+        println!(
+            "k={k} dense={dense} seed={seed} edges={} count={} intra={} inter={} classes={} seeds={} partials={} \
+             intra={:.3}s inter={:.3}s {}",
+            q.num_edges(),
+            rep.count,
+            rep.intra,
+            rep.inter,
+            rep.edge_classes,
+            rep.inter_seeds,
+            rep.inter_partials,
+            rep.intra_seconds,
+            rep.inter_seconds,
+            m.figures,
+        );
     }
 }

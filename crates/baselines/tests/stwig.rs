@@ -214,73 +214,27 @@ static ALLOC: measure::Counting = measure::Counting;
 #[test]
 #[ignore]
 fn bench_rmat() {
-    use csm_graph::gen::{assign_labels, graph_from_pairs, random_walk_query, rmat, Labeller, RMAT_STANDARD};
-    let scale: u32 = std::env::var("CSM_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(17);
-    let m: usize = std::env::var("CSM_BENCH_EDGES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_200_000);
-    let (a, b, c) = RMAT_STANDARD;
-    let pairs = rmat(scale, m, a, b, c, 7);
-    let labels = assign_labels(
-        1 << scale,
-        &Labeller::Uniform {
-            num_labels: 16,
-            seed: 7,
-        },
-    );
-    let data = graph_from_pairs(1 << scale, &pairs, labels, None);
-    let g = CsrGraph::from_data(&data).unwrap();
+    let (data, g) = measure::bench_graph();
     println!(
         "graph: {} vertices, {} edges, 16 labels",
         g.num_vertices(),
         g.num_edges()
     );
-    let ks: Vec<usize> = std::env::var("CSM_BENCH_K")
-        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|_| vec![4, 5, 6]);
-    let seeds: u64 = std::env::var("CSM_BENCH_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
     let e = Stwig::new();
-    let dense = std::env::var("CSM_BENCH_DENSE").is_ok_and(|v| v == "1");
-    for &k in &ks {
-        for seed in 0..seeds {
-            let qd = random_walk_query(&data, k, 100 + seed, dense).unwrap();
-            let q = QueryGraph::from_data(&qd).unwrap();
-            let base = measure::status_mib("VmRSS:");
-            measure::reset_peak();
-            let heap0 = measure::heap_reset();
-            let c0 = measure::cpu_seconds();
-            let t = std::time::Instant::now();
-            let rep = e.run(&g, &q).unwrap();
-            let secs = t.elapsed().as_secs_f64();
-            let csecs = measure::cpu_seconds() - c0;
-            let peak = measure::status_mib("VmHWM:");
-            let heap_mib = (measure::heap_peak() - heap0) as f64 / 1048576.0;
-            let t = std::time::Instant::now();
-            let cpu = csm_baselines::CpuEngine::new(0, std::sync::Arc::new(csm_planner::GcsmOrder)).unwrap();
-            let want = cpu.count(&g, &q).unwrap();
-            let cpu_secs = t.elapsed().as_secs_f64();
-            let cpu_csecs = measure::cpu_seconds() - c0 - csecs;
-            assert_eq!(rep.count, want, "cpu engine disagrees on {q:?}");
-            println!(
-                "k={k} dense={dense} seed={seed} edges={} count={} twigs={} |R|={:?} hash={:.1}MiB match={:.3}s join={:.3}s \
-                 total={secs:.3}s cputime={csecs:.2}s heap_before={:.0}MiB engine_heap_peak={heap_mib:.1}MiB \
-                 rss_before={base:.0}MiB rss_peak={peak:.0}MiB cpu={cpu_secs:.3}s cpu_cputime={cpu_csecs:.2}s",
-                q.num_edges(),
-                rep.count,
-                rep.twigs.len(),
-                rep.relation_sizes,
-                rep.hash_bytes as f64 / 1048576.0,
-                rep.match_seconds,
-                rep.join_seconds,
-                heap0 as f64 / 1048576.0,
-            );
-        }
+    for (k, seed, dense, q) in measure::bench_queries(&data) {
+        let m = measure::measured_beside_cpu(&g, &q, || e.run(&g, &q).unwrap());
+        let rep = m.value;
+        assert_eq!(rep.count, m.cpu_count, "cpu engine disagrees on {q:?}");
+        println!(
+            "k={k} dense={dense} seed={seed} edges={} count={} twigs={} |R|={:?} hash={:.1}MiB match={:.3}s join={:.3}s {}",
+            q.num_edges(),
+            rep.count,
+            rep.twigs.len(),
+            rep.relation_sizes,
+            rep.hash_bytes as f64 / 1048576.0,
+            rep.match_seconds,
+            rep.join_seconds,
+            m.figures,
+        );
     }
 }
