@@ -113,11 +113,10 @@ pub struct Hubs {
     /// run).
     slot: Vec<u32>,
     list: Vec<VertexId>,
-    /// Per slot: the hub's degree when last seen.
-    degree: Vec<u32>,
-    /// Per slot: the groups of the hub's committed list, built on first use
-    /// (boxed: 16 bytes a hub until built, for graphs of many hubs).
-    committed: Vec<OnceLock<Box<Group>>>,
+    /// Per slot: the hub's degree and committed groups, side by side (a
+    /// list read checks the one and then takes the other: one cache miss
+    /// instead of two, a fifth of the lookup's stalls in a profile).
+    slots: Vec<HubSlot>,
     /// List entries held by built committed groups, and the most they may
     /// hold (the graph's list entries when the hubs were found): a group
     /// beyond it is not built and its reads filter the whole list, so that
@@ -127,6 +126,16 @@ pub struct Hubs {
     budget: usize,
 }
 
+/// One hub's state ([`Hubs::slots`]).
+#[derive(Clone, Debug)]
+struct HubSlot {
+    /// The hub's degree when last seen.
+    degree: u32,
+    /// The groups of the hub's committed list, built on first use (boxed:
+    /// 16 bytes a hub until built, for graphs of many hubs).
+    committed: OnceLock<Box<Group>>,
+}
+
 impl Clone for Hubs {
     fn clone(&self) -> Self {
         Hubs {
@@ -134,8 +143,7 @@ impl Clone for Hubs {
             batch_min_degree: self.batch_min_degree,
             slot: self.slot.clone(),
             list: self.list.clone(),
-            degree: self.degree.clone(),
-            committed: self.committed.clone(),
+            slots: self.slots.clone(),
             grouped: AtomicUsize::new(self.grouped.load(Ordering::Relaxed)),
             budget: self.budget,
         }
@@ -150,8 +158,7 @@ impl Default for Hubs {
             batch_min_degree: usize::MAX,
             slot: Vec::new(),
             list: Vec::new(),
-            degree: Vec::new(),
-            committed: Vec::new(),
+            slots: Vec::new(),
             grouped: AtomicUsize::new(0),
             budget: 0,
         }
@@ -200,7 +207,7 @@ impl Hubs {
                     &ps[lo..lo + ps[lo..].partition_point(|p| p.0 == v)]
                 });
                 let patched = changes.is_some_and(|c| c.len() <= PATCH_MAX)
-                    && self.committed[i].get_mut().is_some_and(|group| {
+                    && self.slots[i].committed.get_mut().is_some_and(|group| {
                         changes
                             .into_iter()
                             .flatten()
@@ -224,7 +231,7 @@ impl Hubs {
             } else if d < self.min_degree / 2 {
                 self.remove(v);
             } else if let Some(i) = self.slot_of(v) {
-                self.degree[i] = d as u32;
+                self.slots[i].degree = d as u32;
             }
         }
     }
@@ -239,7 +246,7 @@ impl Hubs {
             if let Some(i) = self.slot_of(v) {
                 self.drop_committed(i);
                 self.grouped.fetch_add(group.ids.len(), Ordering::Relaxed);
-                self.committed[i] = OnceLock::from(Box::new(group));
+                self.slots[i].committed = OnceLock::from(Box::new(group));
             }
         }
     }
@@ -248,7 +255,7 @@ impl Hubs {
     /// hub whose committed groups are built, by hub (stable: a hub's changes
     /// keep their order).
     fn patches(&self, delta: &BatchDelta) -> Vec<(VertexId, VertexId, Label, bool)> {
-        let built = |v: VertexId| self.slot_of(v).is_some_and(|i| self.committed[i].get().is_some());
+        let built = |v: VertexId| self.slot_of(v).is_some_and(|i| self.slots[i].committed.get().is_some());
         let mut out = Vec::new();
         for (edges, ins) in [(&delta.inserted, true), (&delta.deleted, false)] {
             for e in edges {
@@ -266,7 +273,7 @@ impl Hubs {
     /// Adds `v` (degree `d`) as a hub, or updates its degree.
     fn insert(&mut self, v: VertexId, d: usize) {
         if let Some(i) = self.slot_of(v) {
-            self.degree[i] = d as u32;
+            self.slots[i].degree = d as u32;
             return;
         }
         if self.slot.len() <= v as usize {
@@ -274,8 +281,10 @@ impl Hubs {
         }
         self.slot[v as usize] = self.list.len() as u32;
         self.list.push(v);
-        self.degree.push(d as u32);
-        self.committed.push(OnceLock::new());
+        self.slots.push(HubSlot {
+            degree: d as u32,
+            committed: OnceLock::new(),
+        });
     }
 
     fn remove(&mut self, v: VertexId) {
@@ -283,8 +292,7 @@ impl Hubs {
             self.slot[v as usize] = NO_SLOT;
             self.drop_committed(i);
             self.list.swap_remove(i);
-            self.degree.swap_remove(i);
-            self.committed.swap_remove(i);
+            self.slots.swap_remove(i);
             if let Some(&moved) = self.list.get(i) {
                 self.slot[moved as usize] = i as u32;
             }
@@ -293,7 +301,7 @@ impl Hubs {
 
     /// Drops slot `i`'s committed groups, releasing their budget.
     fn drop_committed(&mut self, i: usize) {
-        if let Some(group) = self.committed[i].take() {
+        if let Some(group) = self.slots[i].committed.take() {
             let used = self.grouped.get_mut();
             *used = used.saturating_sub(group.ids.len());
         }
@@ -302,13 +310,13 @@ impl Hubs {
     /// Slot `i`'s committed groups, built with `build` on first use while
     /// the budget allows.
     fn committed_group(&self, i: usize, build: impl FnOnce() -> Group) -> Option<&Group> {
-        if let Some(group) = self.committed[i].get() {
+        if let Some(group) = self.slots[i].committed.get() {
             return Some(group);
         }
         if self.grouped.load(Ordering::Relaxed) >= self.budget {
             return None;
         }
-        let group = self.committed[i].get_or_init(|| {
+        let group = self.slots[i].committed.get_or_init(|| {
             let group = build();
             self.grouped.fetch_add(group.ids.len(), Ordering::Relaxed);
             Box::new(group)
@@ -625,7 +633,10 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
         let few = touched.len() <= FEW_TOUCHED;
         let group_after = if few { GROUP_AFTER_READS } else { 0 };
         let min_degree = if few { hubs.min_degree } else { hubs.batch_min_degree };
-        let served = |v: VertexId| hubs.slot_of(v).is_some_and(|i| hubs.degree[i] as usize >= min_degree);
+        let served = |v: VertexId| {
+            hubs.slot_of(v)
+                .is_some_and(|i| hubs.slots[i].degree as usize >= min_degree)
+        };
         let groups = if hubs.is_empty() {
             HashMap::default()
         } else {
@@ -675,7 +686,7 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
         elabel: Option<Label>,
     ) -> Option<LabelGroup<'_>> {
         let slot = self.hubs.slot_of(v)?;
-        if self.hubs.degree[slot] < self.min_degree {
+        if self.hubs.slots[slot].degree < self.min_degree {
             return None;
         }
         let (g, labels, el) = (self.g, self.g.labels(), self.g.edge_labelled());
@@ -895,7 +906,7 @@ mod tests {
                 hubs.update(&dg, dg.touched(), dg.pending_delta());
                 let i = hubs.slot_of(0).unwrap();
                 assert!(
-                    hubs.committed[i].get().is_some(),
+                    hubs.slots[i].committed.get().is_some(),
                     "{scale} {by_el}: patched, not dropped"
                 );
                 dg.commit();
@@ -914,7 +925,7 @@ mod tests {
                 ],
             );
             hubs.update(&dg, dg.touched(), dg.pending_delta());
-            assert!(hubs.committed[hubs.slot_of(0).unwrap()].get().is_none());
+            assert!(hubs.slots[hubs.slot_of(0).unwrap()].committed.get().is_none());
             dg.commit();
             let view = HubLabelGroups::new(&dg, &hubs, &[]);
             let got = view
