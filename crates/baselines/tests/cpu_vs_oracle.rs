@@ -187,7 +187,9 @@ proptest! {
     }
 
     /// A count capped at a limit is `min(VF2's count, limit)`, for limits
-    /// below, at and above the count, on one thread and on several.
+    /// below, at and above the count, on one thread and on several; also
+    /// when the race of the cost order and `auto` starts from a zero time
+    /// slice, so that runs are cut and started again until a slice suffices.
     #[test]
     fn capped_static_counts_equal_the_capped_vf2_count(seed in any::<u64>()) {
         let mut r = rng(seed);
@@ -205,6 +207,9 @@ proptest! {
                 let order = r.random_range(0..3);
                 let capped = engine_with(threads, order).count_at_most(&g, &q, limit).expect("count");
                 prop_assert_eq!(capped, vf2.min(limit), "limit {} threads {} order {}", limit, threads, order);
+                let raced = engine_with(threads, 2).first_slice(std::time::Duration::ZERO);
+                let capped = raced.count_at_most(&g, &q, limit).expect("count");
+                prop_assert_eq!(capped, vf2.min(limit), "limit {} threads {} raced from a zero slice", limit, threads);
             }
         }
     }

@@ -20,6 +20,15 @@ pub trait OrderStrategy: Send + Sync {
         let _ = g;
         self.order(q, prefix, stats)
     }
+    /// A strategy that costs nothing to run and that this one refines (the
+    /// sampled order's cost order), or `None`. When only the first
+    /// embeddings are wanted (a limit), the time spent choosing may exceed
+    /// the search itself, and the two orders' searches differ by orders of
+    /// magnitude either way: engines may race the quick order's plan
+    /// against this one's.
+    fn quick(&self) -> Option<&dyn OrderStrategy> {
+        None
+    }
 }
 
 /// Extends `prefix` greedily: among unbound vertices adjacent to the bound

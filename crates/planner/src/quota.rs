@@ -14,8 +14,15 @@
 //! partial but never below the limit, so a caller reports
 //! `min(count, limit)`: the exact count when it is under the limit, and the
 //! limit otherwise, whatever the threads' timing.
+//!
+//! A quota may also carry a deadline ([`Quota::until`]): the executors then
+//! stop at their first flush after it as well, and the caller, seeing
+//! [`Quota::expired`] with the limit not reached, must drop the partial
+//! count (an engine that races two orders for the first embeddings tries
+//! each for a time slice and starts again with a longer one).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Nodes an executor visits between flushes of its tally.
 pub const FLUSH_NODES: u32 = 256;
@@ -28,6 +35,9 @@ pub const FLUSH_MATCHES: u64 = 1 << 16;
 pub struct Quota {
     limit: u64,
     found: AtomicU64,
+    deadline: Option<Instant>,
+    /// Set once an executor saw the deadline pass.
+    expired: AtomicBool,
 }
 
 impl Quota {
@@ -38,7 +48,38 @@ impl Quota {
         Quota {
             limit,
             found: AtomicU64::new(0),
+            deadline: None,
+            expired: AtomicBool::new(false),
         }
+    }
+
+    /// This quota, stopping its executors also at `deadline` (see the
+    /// module docs): a count cut by it is partial and below the limit.
+    pub fn until(self, deadline: Instant) -> Quota {
+        Quota {
+            deadline: Some(deadline),
+            ..self
+        }
+    }
+
+    /// Whether the deadline stopped (or would now stop) the executors.
+    /// After a run, `expired() && !reached()` means its count is partial.
+    pub fn expired(&self) -> bool {
+        if self.expired.load(Ordering::Relaxed) {
+            return true;
+        }
+        let past = self.deadline.is_some_and(|d| Instant::now() >= d);
+        if past {
+            self.expired.store(true, Ordering::Relaxed);
+        }
+        past
+    }
+
+    /// Whether executors must stop: the limit is reached or the deadline
+    /// passed.
+    #[inline]
+    pub fn stops(&self) -> bool {
+        self.reached() || self.expired()
     }
 
     /// The limit this quota was made with.
@@ -81,7 +122,7 @@ impl Tally {
     /// once when the quota is already reached.
     pub(crate) fn set(&mut self, quota: Option<std::sync::Arc<Quota>>) {
         self.flush();
-        self.stop = quota.as_ref().is_some_and(|q| q.reached());
+        self.stop = quota.as_ref().is_some_and(|q| q.stops());
         self.quota = quota;
     }
 
@@ -118,7 +159,7 @@ impl Tally {
         } else {
             q.reached()
         };
-        self.stop |= reached;
+        self.stop |= reached || q.expired();
         self.pending = 0;
     }
 }
@@ -150,6 +191,24 @@ mod tests {
         let mut c = Tally::default();
         c.set(Some(q));
         assert!(c.stop);
+    }
+
+    #[test]
+    fn a_deadline_stops_tallies_without_reaching_the_limit() {
+        let past = Arc::new(Quota::new(100).until(Instant::now()));
+        let mut a = Tally::default();
+        a.set(Some(past.clone()));
+        assert!(a.stop, "a passed deadline stops at once");
+        assert!(past.expired() && !past.reached());
+        let later = Arc::new(Quota::new(100).until(Instant::now() + std::time::Duration::from_secs(3600)));
+        let mut b = Tally::default();
+        b.set(Some(later.clone()));
+        for _ in 0..FLUSH_NODES {
+            assert!(!b.tick());
+        }
+        b.note(100);
+        b.flush();
+        assert!(b.stop && later.reached() && !later.expired());
     }
 
     #[test]

@@ -96,6 +96,9 @@ impl OrderStrategy for SampledOrder {
     fn order(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats) -> Vec<QVertex> {
         CostOrder.order(q, prefix, stats)
     }
+    fn quick(&self) -> Option<&dyn OrderStrategy> {
+        Some(&CostOrder)
+    }
     fn order_on(&self, q: &QueryGraph, prefix: &[QVertex], stats: &GraphStats, g: &dyn GraphView) -> Vec<QVertex> {
         let fallback = CostOrder.order(q, prefix, stats);
         if q.num_vertices() < self.min_query || (!prefix.is_empty() && !self.delta) {

@@ -13,18 +13,18 @@ use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{
-    BatchDelta, CommonView, CsrByLabel, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs,
-    Label, LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
+    BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs, Label,
+    LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
-    automorphisms, break_symmetry, delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted,
-    static_plan_on, DeltaCounts, DeltaPlan, Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule,
-    SharedMemo, Sign, MAX_AUTOMORPHISMS,
+    delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted, DeltaCounts, DeltaPlan,
+    Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule, SharedMemo, Sign,
 };
 use rayon::prelude::*;
 
 use csm_planner::query::MAX_QUERY_VERTICES;
 
+mod capped;
 mod overlap;
 
 /// Tasks per thread when a node's children are split; a level with fewer
@@ -61,6 +61,8 @@ pub struct CpuEngine {
     by_label: bool,
     /// When batches read hub lists by label ([`HubLabelGroups`]).
     hub_rule: HubRule,
+    /// The first time slice of a capped count's race ([`capped`]).
+    first_slice: std::time::Duration,
 }
 
 /// When continuous matching groups hub lists by label
@@ -138,6 +140,7 @@ impl CpuEngine {
             overlap: overlap::OverlapChoice::default(),
             by_label: true,
             hub_rule: HubRule::default(),
+            first_slice: capped::FIRST_SLICE,
         })
     }
 
@@ -152,6 +155,13 @@ impl CpuEngine {
     /// of grouping the lists by label first (for comparisons).
     pub fn without_label_groups(mut self) -> Self {
         self.by_label = false;
+        self
+    }
+
+    /// Sets the first time slice of a capped count's race between the quick
+    /// order and the engine's own (default 20 ms; see [`capped`]).
+    pub fn first_slice(mut self, slice: std::time::Duration) -> Self {
+        self.first_slice = slice;
         self
     }
 
@@ -288,7 +298,7 @@ fn count_split_in<G: GraphView + ?Sized>(
     busy: bool,
     shared: Shared<'_>,
 ) -> u64 {
-    if shared.quota.is_some_and(|q| q.reached()) {
+    if shared.quota.is_some_and(|q| q.stops()) {
         return 0;
     }
     let d = prefix.len();
@@ -673,7 +683,7 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: O
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)
-        .filter(|&v| labels[v as usize] == first.label && !quota.is_some_and(|q| q.reached()))
+        .filter(|&v| labels[v as usize] == first.label && !quota.is_some_and(|q| q.stops()))
         .map(|v| count_split_in(g, plan, &[v], false, shared))
         .sum()
 }
@@ -697,41 +707,6 @@ impl StaticMatcher for CpuEngine {
     }
     fn count_at_most(&self, g: &CsrGraph, q: &QueryGraph, limit: u64) -> Result<u64, EngineError> {
         Ok(self.count_capped(g, q, Some(limit)))
-    }
-}
-
-impl CpuEngine {
-    /// The static count, or with a `limit` `min(count, limit)`, stopping
-    /// once the threads have seen `limit` embeddings.
-    fn count_capped(&self, g: &CsrGraph, q: &QueryGraph, limit: Option<u64>) -> u64 {
-        let stats = csm_planner::GraphStats::of(g);
-        let plan = static_plan_on(q, self.order.as_ref(), &stats, Version::New, g);
-        // count one embedding per automorphism orbit, then scale
-        let auts = self.symmetry.then(|| automorphisms(q, MAX_AUTOMORPHISMS)).flatten();
-        let (plan, factor) = match auts {
-            Some(auts) => break_symmetry(&plan, &auts, 0),
-            None => (plan, 1),
-        };
-        // the executors count orbits: `limit` embeddings are ⌈limit / factor⌉ of them
-        let quota = limit.map(|l| Arc::new(Quota::new(l.div_ceil(factor))));
-        let mut grouped = None;
-        if plan.check_labels && self.by_label {
-            // read each level's label group instead of filtering whole lists,
-            // when the run is long enough to repay grouping every list (the
-            // estimate ignores symmetry breaking, which cuts the work about
-            // `factor`-fold, and a limit, which may cut it further)
-            let work = csm_planner::estimated_work(g, q, &plan.order, GROUP_PROBES, 1) / factor as f64;
-            if work >= GROUP_WORK_PER_ENTRY * g.neighbor_array().len() as f64 {
-                grouped = Some(self.pool.install(|| CsrByLabel::new(g)));
-            }
-        }
-        let quota = quota.as_ref();
-        let orbits = match &grouped {
-            Some(grouped) => self.pool.install(|| count_static_parallel(grouped, &plan, quota)),
-            None => self.pool.install(|| count_static_parallel(g, &plan, quota)),
-        };
-        let count = factor.saturating_mul(orbits);
-        limit.map_or(count, |l| count.min(l))
     }
 }
 
@@ -870,8 +845,9 @@ mod tests {
     //! sequential execution, which the oracle tests validate on small graphs.
     use super::*;
     use csm_graph::gen::{graph_from_pairs, make_stream, rmat, standard_query, StreamAmount};
+    use csm_graph::CsrByLabel;
     use csm_graph::Strictness;
-    use csm_planner::{CostOrder, GcsmOrder, GraphStats};
+    use csm_planner::{static_plan_on, CostOrder, GcsmOrder, GraphStats};
 
     /// A batch that stayed on the caller but took 1 ms (4x the bound) moves
     /// the bound below its work at once, so the next such batch goes to the
