@@ -19,6 +19,9 @@ use crate::view::{GraphView, LabelGroup, Nbrs, Version, MARK};
 /// endpoints of the changed edge copied into plain slices.
 pub struct CommonView<'g, G: GraphView + ?Sized> {
     g: &'g G,
+    /// The endpoints of the changed edge.
+    x: VertexId,
+    y: VertexId,
     /// Copies of the endpoint lists that carry marks.
     ends: [Option<ListCopy>; 2],
 }
@@ -67,6 +70,8 @@ impl<'g, G: GraphView + ?Sized> CommonView<'g, G> {
         };
         CommonView {
             g,
+            x,
+            y,
             ends: [copy(x), copy(y)],
         }
     }
@@ -93,7 +98,12 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
     fn edge_labelled(&self) -> bool {
         self.g.edge_labelled()
     }
-    /// `g`'s label groups, of the common version as every list here.
+    /// `g`'s label groups, of the common version as every list here. An
+    /// endpoint's common list is its old list, less the other endpoint
+    /// when the edge is deleted, so a group of its old list that lacks the
+    /// other endpoint serves as is: `g` may hold such a group (a hub's
+    /// committed groups) where it would filter the staged list until it
+    /// has been read a few times (`HubLabelGroups`).
     fn has_label_groups(&self) -> bool {
         self.g.has_label_groups()
     }
@@ -105,6 +115,13 @@ impl<G: GraphView + ?Sized> GraphView for CommonView<'_, G> {
         label: Label,
         elabel: Option<Label>,
     ) -> Option<LabelGroup<'_>> {
+        if v == self.x || v == self.y {
+            let other = if v == self.x { self.y } else { self.x };
+            let old = self.g.nbrs_with_label(v, Version::Old, label, elabel);
+            if let Some(group) = old.filter(|group| group.list.find(other).is_none()) {
+                return Some(group);
+            }
+        }
         self.g.nbrs_with_label(v, Version::Common, label, elabel)
     }
     fn max_degree(&self) -> usize {
@@ -174,5 +191,55 @@ mod tests {
             lists(&v),
             vec![vec![1, 2, 4], vec![0, 2], vec![0, 1, 3], vec![2, 4], vec![0, 3]]
         );
+    }
+
+    /// Label groups read through the view equal the view's common lists
+    /// filtered by label, also at the endpoints, where it may hand out a
+    /// group of the old list: with a deletion whose other endpoint has the
+    /// label read (the old group holds it) and without, and with an
+    /// insertion.
+    #[test]
+    fn endpoint_label_groups_are_the_common_lists_by_label() {
+        use crate::{HubLabelGroups, Hubs};
+        // 0 joined to 1..=8 (labels alternate), a few more edges
+        let mut edges: Vec<Edge> = (1..=8).map(|v| Edge { u: 0, v, label: 0 }).collect();
+        edges.extend(
+            [(1, 2), (2, 3), (3, 4), (5, 6)]
+                .iter()
+                .map(|&(u, v)| Edge { u, v, label: 0 }),
+        );
+        let data = GraphData {
+            labels: (0..10).map(|v| v % 2).collect(),
+            edges,
+            edge_labelled: false,
+        };
+        for update in [
+            Update::RemoveEdge(Edge { u: 0, v: 3, label: 0 }),
+            Update::RemoveEdge(Edge { u: 0, v: 4, label: 0 }),
+            Update::AddEdge(Edge { u: 0, v: 9, label: 0 }),
+        ] {
+            let mut g = DynamicGraph::from_data(&data).unwrap();
+            let hubs = Hubs::of(&g, 1);
+            g.stage(&[at(update)], "t", Strictness::Strict).unwrap();
+            let (Update::RemoveEdge(e) | Update::AddEdge(e)) = update else {
+                unreachable!()
+            };
+            let groups = HubLabelGroups::new(&g, &hubs, g.touched());
+            let view = CommonView::new(&groups, e.u, e.v);
+            for v in [e.u, e.v, 1, 2] {
+                let list: Vec<(VertexId, Label)> = view.nbrs(v, Version::Common).iter().collect();
+                for label in 0..2 {
+                    let want: Vec<VertexId> = list
+                        .iter()
+                        .filter(|p| data.labels[p.0 as usize] == label)
+                        .map(|p| p.0)
+                        .collect();
+                    if let Some(group) = view.nbrs_with_label(v, Version::Common, label, None) {
+                        let got: Vec<VertexId> = group.list.iter().map(|p| p.0).collect();
+                        assert_eq!(got, want, "{update:?}: list of {v}, label {label}");
+                    }
+                }
+            }
+        }
     }
 }
