@@ -5,7 +5,7 @@
 //! ([`HostMemory::Pinned`], zero-copy, GCSM / ZP), managed memory
 //! ([`HostMemory::Managed`], the UM baseline) or plain device memory
 //! ([`HostMemory::Device`], static matching of a graph that fits). Each vertex
-//! owns a slot with headroom: its raw list as the [`DynamicGraph`] stages it
+//! owns a slot with headroom: its raw list as the [`DynamicGraph`](csm_graph::DynamicGraph) stages it
 //! (old part with deleted entries marked, then the appended part, Fig. 5)
 //! and, for edge-labelled graphs, the parallel edge labels right after the
 //! slot's capacity.
@@ -13,7 +13,7 @@
 //! The device vertex table holds one [`VEntry`] per vertex: the device
 //! address of the list (GCSM's `pDevice`), of its labels, the old-part length
 //! and the total length; a second device array holds the vertex labels.
-//! After [`DynamicGraph::stage`] and again after [`DynamicGraph::commit`],
+//! After [`DynamicGraph::stage`](csm_graph::DynamicGraph::stage) and again after [`DynamicGraph::commit`](csm_graph::DynamicGraph::commit),
 //! [`HostGraph::sync`] copies the touched vertices' lists (relocating a list
 //! that outgrew its slot to a fresh slot with doubled capacity), adds new
 //! vertices, and scatters the changed table entries and labels to the device.

@@ -7,7 +7,7 @@
 //! reads over and over. This view groups a hub's list by label (for the
 //! version asked: N, N ∩ N' or N') the first time a reader asks for one of
 //! its groups during the batch (for the versions N ∩ N' and N' of a hub that
-//! a small batch changes, after [`GROUP_AFTER_READS`] reads, since one
+//! a small batch changes, after `GROUP_AFTER_READS` (8) reads, since one
 //! update may read them once or twice) and serves later reads from that
 //! copy; other lists get `None`, and readers fall back to filtering. An intersection with
 //! one group holds only that label, so it needs no filter even when its other
@@ -190,7 +190,7 @@ impl Hubs {
     /// lists a batch changed, before it commits. A touched hub's committed
     /// groups are dropped, or, given the batch's `delta` and when the batch
     /// only changes edges, a few of them on this hub, patched in place
-    /// ([`PATCH_MAX`]): one update at a time used to regroup each touched
+    /// (`PATCH_MAX`): one update at a time used to regroup each touched
     /// hub's whole list on its next read (a tenth of a labelled run).
     pub fn update<G: GraphView + ?Sized>(&mut self, g: &G, touched: &[VertexId], delta: Option<&BatchDelta>) {
         let labels = g.labels();

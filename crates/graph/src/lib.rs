@@ -10,7 +10,7 @@
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
 //!   single-edge updates (DCSM's multi-version graph), to match them concurrently.
-//! * [`format`]: readers and writers for the graph and update-stream formats.
+//! * [`format`](mod@format): readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
 /// Inside an `impl GraphView`: the methods a view that adds label groups to

@@ -18,7 +18,7 @@ use crate::query::{QVertex, QueryGraph};
 pub const MAX_AUTOMORPHISMS: usize = 50_000;
 
 /// One representative seed: run plan `plan` with the changed edge bound
-/// forward (p→order[0], q→order[1]) or backward, and multiply by `weight`.
+/// forward (`p → order[0]`, `q → order[1]`) or backward, and multiply by `weight`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRule {
     pub plan: usize,

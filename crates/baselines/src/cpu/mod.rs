@@ -159,7 +159,7 @@ impl CpuEngine {
     }
 
     /// Sets the first time slice of a capped count's race between the quick
-    /// order and the engine's own (default 20 ms; see [`capped`]).
+    /// order and the engine's own (default 20 ms; see the `capped` module).
     pub fn first_slice(mut self, slice: std::time::Duration) -> Self {
         self.first_slice = slice;
         self
@@ -489,7 +489,7 @@ pub fn count_delta_sequential<G: GraphView + ?Sized>(
     count_delta_with(g, plans, sym, delta, Run::Caller, ex).0
 }
 
-/// How long one unit of estimated work ([`estimated_work`]) takes on the
+/// How long one unit of estimated work (`estimated_work`) takes on the
 /// calling thread, learned from the batches that ran there: the estimate's
 /// unit cost differs between plans (a diamond's bound overstates its
 /// galloping intersections more than a house's), so one fixed bound either

@@ -4,7 +4,7 @@
 //!
 //! Pipeline of [`Stwig::run`]:
 //! 1. [`index::LabelIndex`]: label → vertices, the only index (Sec. 3.2).
-//! 2. [`decompose`]: ordered STwigs covering every query edge once, with the
+//! 2. [`decompose`](mod@decompose): ordered STwigs covering every query edge once, with the
 //!    fewest twigs (exact minimum connected vertex cover up to 16 query
 //!    vertices, Sun et al.'s greedy above; Sec. 3.2).
 //! 3. Twig matching (Algorithm 1): twig 1 from the label index alone; twig

@@ -103,7 +103,7 @@ impl Totals {
 /// [`ContinuousMatcher::process_each`] a run of [`EACH_RUN`] at a time (the
 /// cpu engine overlaps them on several threads), with the same results;
 /// with a deadline, runs start small and are sized to a quarter of the
-/// time left ([`next_timed_run`]).
+/// time left (`next_timed_run`).
 pub fn process_stream(
     engine: &mut dyn ContinuousMatcher,
     updates: &[LocatedUpdate],
