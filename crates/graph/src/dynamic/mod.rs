@@ -433,25 +433,23 @@ impl DynamicGraph {
         strictness: Strictness,
     ) -> Result<BatchDelta, InputError> {
         let insert = matches!(lu.update, Update::AddEdge(_));
-        let checked = if e.u == e.v {
-            Err(ErrorKind::SelfLoop(e.u))
-        } else if let Some(&x) = [e.u, e.v].iter().find(|&&x| !self.exists(x)) {
-            Err(ErrorKind::UnknownVertex(x))
-        } else {
-            let (a, b) = e.key();
-            match (insert, self.edge_label(a, b)) {
-                (true, Some(_)) => Err(ErrorKind::DuplicateEdge(a, b)),
-                (false, None) => Err(ErrorKind::MissingEdge(a, b)),
-                (true, None) => Ok(BatchDelta {
-                    inserted: vec![Edge::new(a, b, if self.edge_labelled { e.label } else { 0 })],
-                    ..BatchDelta::default()
-                }),
-                (false, Some(l)) => Ok(BatchDelta {
-                    deleted: vec![Edge::new(a, b, l)],
-                    ..BatchDelta::default()
-                }),
-            }
-        };
+        let mut before = None;
+        let checked = overlay::edge_update(
+            e,
+            insert,
+            self.edge_labelled,
+            |x| self.exists(x),
+            |(a, b)| {
+                before = self.edge_label(a, b);
+                before
+            },
+        )
+        // a valid insertion had no edge before, a valid deletion none after
+        .map(|((a, b), now)| BatchDelta {
+            inserted: now.map(|l| Edge::new(a, b, l)).into_iter().collect(),
+            deleted: before.map(|l| Edge::new(a, b, l)).into_iter().collect(),
+            ..BatchDelta::default()
+        });
         checked.or_else(|kind| {
             let err = InputError::new(source, lu.line, kind);
             match strictness {

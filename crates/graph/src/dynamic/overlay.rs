@@ -114,36 +114,52 @@ impl Overlay {
                 }
                 self.set_vertex(id, None);
             }
-            Update::AddEdge(e) => {
-                let key = self.check_endpoints(g, e)?;
-                let state = self.edge(g, key, known);
-                if state.now.is_some() {
-                    return Err(ErrorKind::DuplicateEdge(key.0, key.1));
-                }
-                let now = Some(if g.edge_labelled { e.label } else { 0 });
-                self.set_edge(key, EdgeState { now, ..state });
-            }
-            Update::RemoveEdge(e) => {
-                let key = self.check_endpoints(g, e)?;
-                let state = self.edge(g, key, known);
-                if state.now.is_none() {
-                    return Err(ErrorKind::MissingEdge(key.0, key.1));
-                }
-                self.set_edge(key, EdgeState { now: None, ..state });
+            Update::AddEdge(e) | Update::RemoveEdge(e) => {
+                let insert = matches!(u, Update::AddEdge(_));
+                let mut before = None;
+                let (key, now) = edge_update(
+                    e,
+                    insert,
+                    g.edge_labelled,
+                    |x| self.vertex(g, x).is_some(),
+                    |key| {
+                        let state = self.edge(g, key, known);
+                        before = Some(state.before);
+                        state.now
+                    },
+                )?;
+                let before = before.expect("a valid edge update looked its edge up");
+                self.set_edge(key, EdgeState { before, now });
             }
         }
         Ok(())
     }
+}
 
-    fn check_endpoints(&self, g: &DynamicGraph, e: Edge) -> Result<(VertexId, VertexId), ErrorKind> {
-        if e.u == e.v {
-            return Err(ErrorKind::SelfLoop(e.u));
-        }
-        for x in [e.u, e.v] {
-            if self.vertex(g, x).is_none() {
-                return Err(ErrorKind::UnknownVertex(x));
-            }
-        }
-        Ok(e.key())
+/// The checks an edge update passes, in this order: not a self-loop, both
+/// endpoints present (`exists`), no insertion of a present edge and no
+/// deletion of an absent one (`now`: the edge's label on the state so far,
+/// `None` when absent). Returns the edge's key and its label after the
+/// update (`None`: deleted). The batch path ([`Overlay::step`]) and a batch
+/// of one edge update (`DynamicGraph::validate_one_edge`) both check here.
+pub(super) fn edge_update(
+    e: Edge,
+    insert: bool,
+    edge_labelled: bool,
+    exists: impl Fn(VertexId) -> bool,
+    now: impl FnOnce((VertexId, VertexId)) -> Option<Label>,
+) -> Result<((VertexId, VertexId), Option<Label>), ErrorKind> {
+    if e.u == e.v {
+        return Err(ErrorKind::SelfLoop(e.u));
+    }
+    if let Some(x) = [e.u, e.v].into_iter().find(|&x| !exists(x)) {
+        return Err(ErrorKind::UnknownVertex(x));
+    }
+    let key = e.key();
+    match (insert, now(key)) {
+        (true, Some(_)) => Err(ErrorKind::DuplicateEdge(key.0, key.1)),
+        (false, None) => Err(ErrorKind::MissingEdge(key.0, key.1)),
+        (true, None) => Ok((key, Some(if edge_labelled { e.label } else { 0 }))),
+        (false, Some(_)) => Ok((key, None)),
     }
 }
