@@ -275,15 +275,22 @@ fn gallop_count(small: &[u32], large: &[u32]) -> u64 {
 /// Keeps the entries of `out` that `op` contains (plain `op`).
 #[inline]
 fn filter_plain(out: &mut Vec<u32>, s: &[u32]) {
+    narrow(out, s, |_| true);
+}
+
+/// Keeps the entries of `out` found in `s` at an index `j` with `keep(j)`:
+/// galloping through `s` when it is much longer, else merging.
+#[inline]
+fn narrow(out: &mut Vec<u32>, s: &[u32], keep: impl Fn(usize) -> bool) {
     if s.len() > GALLOP_RATIO * out.len() {
         let mut p = 0;
         out.retain(|&x| {
             p = gallop(s, p, x);
-            p < s.len() && s[p] == x
+            p < s.len() && s[p] == x && keep(p)
         });
         return;
     }
-    narrow_by_merge(out, s, |_| true);
+    narrow_by_merge(out, s, keep);
 }
 
 /// Keeps the entries of `out` found in `s` at an index `j` with `keep(j)`,
@@ -324,15 +331,7 @@ fn filter_labelled(out: &mut Vec<u32>, s: &[u32], labels: &[Label], w: Label) {
         }
         return;
     }
-    if s.len() > GALLOP_RATIO * out.len() {
-        let mut p = 0;
-        out.retain(|&x| {
-            p = gallop(s, p, x);
-            p < s.len() && s[p] == x && labels[p] == w
-        });
-        return;
-    }
-    narrow_by_merge(out, s, |j| labels[j] == w);
+    narrow(out, s, |j| labels[j] == w);
 }
 
 /// Writes the sorted intersection of `ops` into `out` (cleared first).
