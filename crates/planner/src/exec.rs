@@ -179,6 +179,14 @@ fn first_allowed(emb: &[VertexId], level: &Level, bound: usize) -> VertexId {
         .unwrap_or(0)
 }
 
+/// Whether `conflicts[k]`'s binding `x` is among `level`'s candidates (cut
+/// below `first`): admitted by the bounds, and certainly in every list read
+/// ([`Level::certain`]) or else found by `found`.
+#[inline]
+fn collides(level: &Level, k: usize, x: VertexId, first: VertexId, found: impl FnOnce(VertexId) -> bool) -> bool {
+    x >= first && (level.certain >> k & 1 == 1 || found(x))
+}
+
 /// The label a level's lists are read with: `Some` when `g` keeps (some)
 /// lists grouped by label ([`GraphView::nbrs_with_label`]) and the plan
 /// checks labels or reads edge labels: an intersection with one label group
@@ -702,7 +710,7 @@ impl Executor {
         let cq = &cq[cq.partition_point(|&x| x < first)..];
         let hits = lq.conflicts.iter().enumerate().filter(|&(k, &r)| {
             let x = emb[r as usize];
-            (r as usize) < d && x >= first && (lq.certain >> k & 1 == 1 || cq.binary_search(&x).is_ok())
+            (r as usize) < d && collides(lq, k, x, first, |x| cq.binary_search(&x).is_ok())
         });
         if lq.above.contains(&(d as u8)) {
             // symmetry breaking orders the pair: count x < y, and an earlier
@@ -741,7 +749,7 @@ impl Executor {
                 .enumerate()
                 .filter(|&(k, &p)| {
                     let x = self.emb[p as usize];
-                    x >= first && (level.certain >> k & 1 == 1 || cands.binary_search(&x).is_ok())
+                    collides(level, k, x, first, |x| cands.binary_search(&x).is_ok())
                 })
                 .count();
             return cands.len() as u64 - hits as u64;
@@ -808,7 +816,7 @@ impl Executor {
             }
             for (k, &p) in level.conflicts.iter().enumerate() {
                 let x = emb[p as usize];
-                if x >= first && in_pinned(x) && (level.certain >> k & 1 == 1 || ops.iter().all(|o| o.contains(x))) {
+                if in_pinned(x) && collides(level, k, x, first, |x| ops.iter().all(|o| o.contains(x))) {
                     n -= 1;
                 }
             }
