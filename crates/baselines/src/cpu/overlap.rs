@@ -193,13 +193,12 @@ impl CpuEngine {
                 single_edge_seeds(g, plans, &e, rules)
             })
             .collect();
-        let edges: Vec<(Edge, bool)> = all
+        let (edges, seeded): (Vec<(Edge, bool)>, Vec<&[Seed]>) = all
             .iter()
             .zip(&seeds)
             .filter(|p| !p.1.is_empty())
-            .map(|p| *p.0)
-            .collect();
-        let seeded: Vec<&[Seed]> = seeds.iter().filter(|s| !s.is_empty()).map(Vec::as_slice).collect();
+            .map(|(&e, s)| (e, s.as_slice()))
+            .unzip();
         let pool = self.pool.as_ref();
         self.versions.build(&grouped, &edges);
         let versions = &self.versions;
