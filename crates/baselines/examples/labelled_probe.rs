@@ -31,14 +31,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if std::env::var("PLANS").is_ok() {
             let dg = csm_graph::DynamicGraph::from_data(&g)?;
             let stats = csm_planner::GraphStats::of(&dg);
-            for p in csm_planner::delta_plans(&q, &CostOrder, &stats) {
-                if p.sign == csm_planner::Sign::Positive {
-                    let hoist = p.plan.levels.last().and_then(|l| l.hoist);
-                    println!(
-                        "  edge {} order {:?} hoist {:?} tail {} memo {:?}",
-                        p.edge_index, p.plan.order, hoist, p.plan.independent_tail, p.plan.memo_from
-                    );
+            let plans = csm_planner::delta_plans(&q, &CostOrder, &stats);
+            let print = |p: &csm_planner::DeltaPlan, weight: Option<u64>| {
+                let hoist = p.plan.levels.last().and_then(|l| l.hoist);
+                let above: Vec<_> = p.plan.levels.iter().map(|l| l.above.clone()).collect();
+                println!(
+                    "  edge {} order {:?} hoist {:?} tail {} memo {:?} wide {:?} above {:?} weight {:?}",
+                    p.edge_index,
+                    p.plan.order,
+                    hoist,
+                    p.plan.independent_tail,
+                    p.plan.memo_from,
+                    p.plan.wide_tail.as_ref().map(|t| t.start),
+                    above,
+                    weight
+                );
+            };
+            let positive = csm_planner::Sign::Positive;
+            match csm_planner::single_edge_restricted(&q, &plans, positive) {
+                // the plans single-edge updates run (symmetry restricted)
+                Some((rules, restricted)) if std::env::var("NOSYM").is_err() => {
+                    for r in rules {
+                        print(&restricted[r.plan], Some(r.weight));
+                    }
                 }
+                _ => plans.iter().filter(|p| p.sign == positive).for_each(|p| print(p, None)),
             }
         }
         let rule = HubRule {

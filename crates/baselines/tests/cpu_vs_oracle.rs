@@ -682,6 +682,106 @@ fn tail_pair_memo_matches_the_oracles() {
     }
 }
 
+/// Twins: same-label vertices joined to the same vertices, which symmetry
+/// breaking orders and the plans count in one go when they end the plan
+/// ([`csm_planner::Plan::twin_tail`]: |S|·(|S| − 1), halved when ordered)
+/// or form a tail whose candidate sets nest
+/// ([`csm_planner::plan::WideTail::nested`]). RapidFlow's delete Q_57 (0 and 1
+/// hang off 3 and 4; 5 joins 3, 4 and the leaf 2), K_{2,3} plus a chord
+/// (0, 1, 2 hang off 3 and 4) and a fan whose tail's sets nest, with labels that make the twins, that let
+/// other vertices meet them, and none. Static counts against VF2 (with and
+/// without symmetry, 1 and 2 threads), batches of one edge (the plans that
+/// symmetry restricts) and of several against the brute-force set
+/// differences. Fails unless both shortcuts occur in the plans.
+#[test]
+fn twin_tails_match_the_oracles() {
+    use csm_planner::{delta_plans, single_edge_restricted, GraphStats, QueryGraph, Sign};
+    let q57: Vec<_> = [(0, 3), (0, 4), (1, 3), (1, 4), (2, 5), (3, 5), (4, 5)]
+        .iter()
+        .map(|&(a, b)| (a, b, 0))
+        .collect();
+    let k23: Vec<_> = [(0, 3), (0, 4), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+        .iter()
+        .map(|&(a, b)| (a, b, 0))
+        .collect();
+    // 3 hangs off 0 and 2, 4 and 5 off 0, 1 and 2: their tail reuses 3's
+    // candidates, a strict superset
+    let fan: Vec<_> = [
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (2, 3),
+        (0, 4),
+        (1, 4),
+        (2, 4),
+        (0, 5),
+        (1, 5),
+        (2, 5),
+    ]
+    .iter()
+    .map(|&(a, b)| (a, b, 0))
+    .collect();
+    let queries = [
+        QueryGraph::new(vec![0, 0, 1, 2, 1, 3], &q57, false).expect("Q_57"),
+        QueryGraph::new(vec![0, 0, 0, 1, 0, 1], &q57, false).expect("Q_57"),
+        QueryGraph::new(vec![0; 6], &q57, false).expect("Q_57"),
+        QueryGraph::new(vec![0, 0, 0, 1, 2], &k23, false).expect("K_2,3"),
+        QueryGraph::new(vec![0; 5], &k23, false).expect("K_2,3"),
+        QueryGraph::new(vec![0; 6], &fan, false).expect("fan"),
+    ];
+    let pref = |k: usize| match k {
+        0..3 => Preferred(vec![3, 5, 4, 0, 1, 2]),
+        3 | 4 => Preferred(vec![3, 4, 0, 1, 2]),
+        _ => Preferred(vec![0, 1, 2, 3, 4, 5]),
+    };
+    let engine = |k: usize, threads: usize, symmetry: bool| {
+        let e = CpuEngine::new(threads, Arc::new(pref(k))).expect("pool");
+        if symmetry {
+            e
+        } else {
+            e.without_symmetry()
+        }
+    };
+    for seed in 0..12u64 {
+        let mut r = rng(5000 + seed);
+        let vl = [2, 1, 3][(seed % 3) as usize];
+        let model = random_graph(&mut r, 12, 0.7, vl, None);
+        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+        if seed == 0 {
+            // the plans this test is about
+            let stats = GraphStats::of(&g);
+            let (mut twin, mut nested) = (0, 0);
+            for (k, q) in queries.iter().enumerate() {
+                let plans = delta_plans(q, &pref(k), &stats);
+                let (_, restricted) = single_edge_restricted(q, &plans, Sign::Positive).expect("few automorphisms");
+                twin += restricted.iter().filter(|p| p.plan.twin_tail).count();
+                nested += plans
+                    .iter()
+                    .filter(|p| p.plan.wide_tail.as_ref().is_some_and(|t| t.nested.len() >= 3))
+                    .count();
+            }
+            assert!(twin >= 2, "{twin} restricted plans end in twins");
+            assert!(
+                nested >= 2,
+                "{nested} delta plans nest candidate sets within a wide tail"
+            );
+        }
+        for (k, q) in queries.iter().enumerate() {
+            let want = Vf2.count(&g, q).expect("small");
+            for (threads, symmetry) in [(1, false), (1, true), (2, true)] {
+                let got = engine(k, threads, symmetry).count(&g, q).expect("count");
+                assert_eq!(got, want, "seed {seed} threads {threads} symmetry {symmetry} {q:?}");
+            }
+        }
+        // batches of one edge (max_len 2) run the symmetry-restricted plans
+        for (k, q) in queries.iter().enumerate() {
+            let max_len = if (seed + k as u64).is_multiple_of(3) { 8 } else { 2 };
+            let mut m = model.clone();
+            three_batches_match_set_differences(engine(k, 1, true), &mut r, &mut m, q, vl, max_len, seed);
+        }
+    }
+}
+
 /// An order that follows a preference list: the prefix (a delta plan's
 /// seed edge, or nothing), then repeatedly the first preferred vertex
 /// joined to one already placed.

@@ -656,7 +656,13 @@ impl Executor {
         }
         let bufs = &self.bufs;
         let size = |t: u8| bufs[t as usize].len() as u128;
-        let both = |a: u8, b: u8| sorted_overlap(&bufs[a as usize], &bufs[b as usize]) as u128;
+        // nested sets (twins: equal) overlap in the smaller, no merge needed
+        let within = |x: u8, y: u8| tail.nested.contains(&(x, y));
+        let both = |a: u8, b: u8| match (within(a, b), within(b, a)) {
+            (true, _) => size(a),
+            (_, true) => size(b),
+            _ => sorted_overlap(&bufs[a as usize], &bufs[b as usize]) as u128,
+        };
         let mut total: u128 = 1;
         for group in &tail.groups {
             let tuples = match group[..] {
@@ -664,9 +670,18 @@ impl Executor {
                 [a, b] => size(a) * size(b) - both(a, b),
                 [a, b, c] => {
                     let (ab, ac, bc) = (both(a, b), both(a, c), both(b, c));
-                    self.tmp.clear();
-                    sorted_intersection_into(&bufs[a as usize], &bufs[b as usize], &mut self.tmp);
-                    let abc = sorted_overlap(&self.tmp, &bufs[c as usize]) as u128;
+                    let abc = match [a, b, c]
+                        .iter()
+                        .find(|&&x| [a, b, c].iter().all(|&y| y == x || within(x, y)))
+                    {
+                        // one set lies within both others
+                        Some(&x) => size(x),
+                        None => {
+                            self.tmp.clear();
+                            sorted_intersection_into(&bufs[a as usize], &bufs[b as usize], &mut self.tmp);
+                            sorted_overlap(&self.tmp, &bufs[c as usize]) as u128
+                        }
+                    };
                     size(a) * size(b) * size(c) + 2 * abc - ab * size(c) - ac * size(b) - bc * size(a)
                 }
                 _ => unreachable!("tail groups hold one to three levels"),
@@ -690,6 +705,9 @@ impl Executor {
     fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let last = d + 1;
         let lq = &plan.levels[last];
+        if plan.twin_tail {
+            return self.count_twin_pair(plan, d);
+        }
         // C_p itself is needed only where p and q may meet (an order
         // between them, or q conflicting with p); else its size
         let meet = lq.above.contains(&(d as u8)) || lq.conflicts.contains(&(d as u8));
@@ -731,6 +749,33 @@ impl Executor {
             0
         };
         cp_len * (cq.len() - hits) as u64 - both
+    }
+
+    /// [`Executor::count_tail_pair`] for twins ([`Plan::twin_tail`]): the
+    /// hoisted C_q, cut by the bounds both levels share, less the earlier
+    /// bindings among it (p's conflicts) is S, the set both bind from, and
+    /// the pairs are |S|·(|S| − 1), or half of that when ordered.
+    fn count_twin_pair(&self, plan: &Plan, d: usize) -> u64 {
+        let lq = &plan.levels[d + 1];
+        let emb = &self.emb;
+        let first = first_allowed(emb, lq, d);
+        let cq = &self.bufs[d + 1];
+        let cq = &cq[cq.partition_point(|&x| x < first)..];
+        let hits = lq
+            .conflicts
+            .iter()
+            .enumerate()
+            .filter(|&(k, &r)| {
+                (r as usize) < d && collides(lq, k, emb[r as usize], first, |x| cq.binary_search(&x).is_ok())
+            })
+            .count();
+        let s = (cq.len() - hits) as u64;
+        let pairs = s * s.saturating_sub(1);
+        if lq.above.contains(&(d as u8)) {
+            pairs / 2
+        } else {
+            pairs
+        }
     }
 
     /// |candidates| of level `d` without listing them: the last level's or

@@ -103,6 +103,14 @@ pub struct Plan {
     /// |C_p|·|C_q| − |C_p ∩ C_q| (the last term only when they share a label)
     /// instead of looping over C_p.
     pub independent_tail: bool,
+    /// The [`Plan::independent_tail`] pair are twins: same label, same
+    /// reads, and the same conflicts and bounds but for each other's
+    /// position (two leaves hanging off the same vertices, as in an
+    /// automorphism that swaps them). Then C_p is C_q without p's earlier
+    /// conflicts, and with S = C_q's candidates left after those, a
+    /// counting run takes |S|·(|S| − 1), halved when symmetry breaking
+    /// orders the pair, without listing C_p.
+    pub twin_tail: bool,
     /// The counted level ([`Plan::memo_level`]: the last level when it is
     /// not hoisted, else the first of an [`Plan::independent_tail`] pair)
     /// reads the vertex bound just above it and otherwise only lists bound
@@ -144,6 +152,7 @@ impl Plan {
             levels,
             check_labels,
             independent_tail: false,
+            twin_tail: false,
             memo_from: None,
             wide_tail: None,
             partials_due: Vec::new(),
@@ -207,6 +216,7 @@ impl Plan {
             (near == 1 && f < m - 1 && bounds_fixed).then_some(f as u8)
         });
         self.independent_tail = independent_tail;
+        self.twin_tail = independent_tail && twins(&levels[n - 2], &levels[n - 1], (n - 2) as u8);
         self.memo_from = memo_from;
         self.wide_tail = WideTail::of(levels);
         let mut due = vec![0u32; n + 1];
@@ -217,6 +227,24 @@ impl Plan {
         }
         self.partials_due = due;
     }
+}
+
+/// Whether the levels `p` (at depth `dp`) and `q` bind twins
+/// ([`Plan::twin_tail`]): q conflicts with p, and their label, reads,
+/// conflicts and bounds agree once p's position is left out of q's.
+fn twins(p: &Level, q: &Level, dp: u8) -> bool {
+    let same = |a: &[u8], b: &[u8]| {
+        let mut a: Vec<u8> = a.iter().copied().filter(|&x| x != dp).collect();
+        let mut b = b.to_vec();
+        a.sort_unstable();
+        b.sort_unstable();
+        a == b
+    };
+    p.label == q.label
+        && p.reads == q.reads
+        && q.conflicts.contains(&dp)
+        && same(&q.conflicts, &p.conflicts)
+        && same(&q.above, &p.above)
 }
 
 /// [`Plan::memo_level`] of `levels`.
@@ -231,11 +259,22 @@ fn memo_level(levels: &[Level], independent_tail: bool) -> Option<usize> {
 /// The independent last levels of a plan ([`Plan::wide_tail`]): from
 /// `start` on, grouped by vertex label (injectivity binds only vertices of
 /// one label; each group has at most three levels, whose injective tuples
-/// inclusion–exclusion counts from pairwise and triple overlaps).
+/// inclusion–exclusion counts from pairwise and triple overlaps). A tail
+/// level may reuse an earlier tail level's candidates ([`Level::reuse`],
+/// e.g. twins: two same-label leaves of the same vertices); the tail's
+/// positions hold no binding while it is counted, so the reused set is the
+/// earlier level's candidates, a superset of the level's own
+/// ([`WideTail::nested`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WideTail {
     pub start: u8,
     pub groups: Vec<Vec<u8>>,
+    /// `(x, y)`: level x's candidates are a subset of level y's, both in
+    /// one group (x reads every list y reads and is cut by every bound
+    /// that cuts y; no earlier binding of the label is in either set,
+    /// through its conflicts or because it is a read vertex), so their
+    /// overlap is |C_x| without a merge (twins: both ways, equal sets).
+    pub nested: Vec<(u8, u8)>,
 }
 
 impl WideTail {
@@ -250,7 +289,6 @@ impl WideTail {
                 !l.reads.is_empty()
                     && l.reads.iter().all(|r| (r.pos as usize) < start)
                     && l.above.iter().all(|&p| (p as usize) < start)
-                    && l.reuse.is_none_or(|e| (e as usize) < start)
             });
             if !independent {
                 return None;
@@ -263,9 +301,18 @@ impl WideTail {
                     None => groups.push(vec![t]),
                 }
             }
+            let within = |x: &Level, y: &Level| {
+                y.reads.iter().all(|r| x.reads.contains(r)) && y.above.iter().all(|p| x.above.contains(p))
+            };
+            let nested = groups
+                .iter()
+                .flat_map(|g| g.iter().flat_map(move |&x| g.iter().map(move |&y| (x, y))))
+                .filter(|&(x, y)| x != y && within(&levels[x as usize], &levels[y as usize]))
+                .collect();
             groups.iter().all(|g| g.len() <= 3).then_some(WideTail {
                 start: start as u8,
                 groups,
+                nested,
             })
         })
     }

@@ -143,7 +143,16 @@ pub fn break_symmetry(plan: &Plan, auts: &[Vec<QVertex>], fixed: usize) -> (Plan
             .memo_from
             .zip(plan.memo_level())
             .is_some_and(|(f, m)| d >= f as usize && d + 1 != m && orbit.iter().any(|&w| pos[w] as usize == m));
-        if memo_lost {
+        // Likewise a bound between two levels of an independent tail
+        // ([`Plan::wide_tail`]) would make it dependent again: the tail
+        // counts its tuples per node at its start from a few candidate
+        // sets, which beats listing half of them (RapidFlow's delete Q_57,
+        // whose twins 0 and 1 hang off the same two vertices).
+        let tail_lost = plan
+            .wide_tail
+            .as_ref()
+            .is_some_and(|t| d >= t.start as usize && orbit.len() > 1);
+        if memo_lost || tail_lost {
             break;
         }
         pairs.extend(orbit.iter().filter(|&&w| w != v).map(|&w| (d as u8, pos[w])));
