@@ -1,13 +1,14 @@
 //! Execution-tree size of a stream matched one update at a time:
 //! `tree_probe GRAPH UPDATES QUERY` runs the query's delta plans (cost
-//! order, no symmetry, plain `DynamicGraph` lists) from every update's seeds
+//! order unless `ORDER` names another, no symmetry, plain `DynamicGraph` lists) from every update's seeds
 //! and prints the result count, the nodes entered per depth (the counting
 //! shortcuts stay on, so a depth sized without listing has no nodes) and
 //! the matching seconds: the figures to set beside another system's
-//! partial-result counts (RapidFlow prints them).
+//! partial-result counts (RapidFlow prints them). `PER_PLAN=1` also prints
+//! the nodes of each delta plan run on its own.
 use csm_graph::format::{read_graph_file, read_updates_file, ReadOptions};
 use csm_graph::{DynamicGraph, Strictness, VertexId};
-use csm_planner::{count_batch, delta_plans, CostOrder, Executor, GraphStats, Level, QueryGraph, Visitor};
+use csm_planner::{count_batch, delta_plans_on, strategy_by_name, Executor, GraphStats, Level, QueryGraph, Visitor};
 
 struct Nodes([u64; 33]);
 impl Visitor for Nodes {
@@ -28,9 +29,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (qd, _) = read_graph_file(&a[2], None, &ReadOptions::default())?;
     let q = QueryGraph::from_data(&qd)?;
     let mut g = DynamicGraph::from_data(&gd)?;
-    let plans = delta_plans(&q, &CostOrder, &GraphStats::of(&g));
+    // ORDER=gcsm|cost|auto picks the order strategy (default cost)
+    let order = std::env::var("ORDER").unwrap_or_else(|_| "cost".into());
+    let strategy = strategy_by_name(&order).ok_or("ORDER is gcsm, cost or auto")?;
+    let plans = delta_plans_on(&q, strategy.as_ref(), &GraphStats::of(&g), &g);
     let mut ex = Executor::new();
     let mut vis = Nodes([0; 33]);
+    // PER_PLAN=1: also the nodes of each delta plan, run alone
+    let per_plan = std::env::var("PER_PLAN").is_ok();
+    let mut by_plan = vec![0u64; plans.len()];
     let (mut p, mut n) = (0, 0);
     let mut t = std::time::Duration::ZERO;
     for u in &stream {
@@ -39,6 +46,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .pending_delta()
             .ok_or("a staged update leaves a pending batch")?
             .clone();
+        if per_plan {
+            for (i, nodes) in by_plan.iter_mut().enumerate() {
+                let mut one = Nodes([0; 33]);
+                count_batch(&g, &plans[i..=i], &delta, &mut ex, &mut one);
+                *nodes += one.0.iter().sum::<u64>();
+            }
+        }
         let t0 = std::time::Instant::now();
         let c = count_batch(&g, &plans, &delta, &mut ex, &mut vis);
         t += t0.elapsed();
@@ -52,5 +66,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &vis.0[..q.num_vertices()],
         t.as_secs_f64()
     );
+    for (p, nodes) in plans.iter().zip(&by_plan).filter(|(_, &n)| n > 0) {
+        println!(
+            "  edge {} {:?} order {:?}: {nodes} nodes",
+            p.edge_index, p.sign, p.plan.order
+        );
+    }
     Ok(())
 }
