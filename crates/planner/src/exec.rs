@@ -187,6 +187,26 @@ fn collides(level: &Level, k: usize, x: VertexId, first: VertexId, found: impl F
     x >= first && (level.certain >> k & 1 == 1 || found(x))
 }
 
+/// A hoisted level's candidates (label-filtered, conflicts not removed)
+/// from the first vertex its bounds on the bindings below `bound` allow,
+/// and the bindings below `bound` that collide with them (each a
+/// candidate the count must leave out).
+#[inline]
+fn hoisted_cut<'a>(
+    emb: &'a [VertexId],
+    level: &'a Level,
+    cands: &'a [VertexId],
+    bound: usize,
+) -> (&'a [VertexId], impl Iterator<Item = VertexId> + 'a) {
+    let first = first_allowed(emb, level, bound);
+    let cands = &cands[cands.partition_point(|&x| x < first)..];
+    let hits = level.conflicts.iter().enumerate().filter_map(move |(k, &r)| {
+        let x = emb[r as usize];
+        ((r as usize) < bound && collides(level, k, x, first, |x| cands.binary_search(&x).is_ok())).then_some(x)
+    });
+    (cands, hits)
+}
+
 /// The label a level's lists are read with: `Some` when `g` keeps (some)
 /// lists grouped by label ([`GraphView::nbrs_with_label`]) and the plan
 /// checks labels or reads edge labels: an intersection with one label group
@@ -722,14 +742,8 @@ impl Executor {
         }
         // the hoisted candidates: label-filtered, conflicts not yet removed,
         // cut by q's bounds on bindings above d
-        let (cp, cq) = (&self.bufs[d], &self.bufs[last]);
-        let emb = &self.emb;
-        let first = first_allowed(emb, lq, d);
-        let cq = &cq[cq.partition_point(|&x| x < first)..];
-        let hits = lq.conflicts.iter().enumerate().filter(|&(k, &r)| {
-            let x = emb[r as usize];
-            (r as usize) < d && collides(lq, k, x, first, |x| cq.binary_search(&x).is_ok())
-        });
+        let cp = &self.bufs[d];
+        let (cq, hits) = hoisted_cut(&self.emb, lq, &self.bufs[last], d);
         if lq.above.contains(&(d as u8)) {
             // symmetry breaking orders the pair: count x < y, and an earlier
             // binding z in C_q pairs with the x < z only
@@ -739,7 +753,7 @@ impl Executor {
                 j += cq[j..].partition_point(|&y| y <= x);
                 pairs += (cq.len() - j) as u64;
             }
-            let lost: usize = hits.map(|(_, &r)| cp.partition_point(|&x| x < emb[r as usize])).sum();
+            let lost: usize = hits.map(|z| cp.partition_point(|&x| x < z)).sum();
             return pairs - lost as u64;
         }
         let hits = hits.count();
@@ -757,19 +771,8 @@ impl Executor {
     /// the pairs are |S|·(|S| − 1), or half of that when ordered.
     fn count_twin_pair(&self, plan: &Plan, d: usize) -> u64 {
         let lq = &plan.levels[d + 1];
-        let emb = &self.emb;
-        let first = first_allowed(emb, lq, d);
-        let cq = &self.bufs[d + 1];
-        let cq = &cq[cq.partition_point(|&x| x < first)..];
-        let hits = lq
-            .conflicts
-            .iter()
-            .enumerate()
-            .filter(|&(k, &r)| {
-                (r as usize) < d && collides(lq, k, emb[r as usize], first, |x| cq.binary_search(&x).is_ok())
-            })
-            .count();
-        let s = (cq.len() - hits) as u64;
+        let (cq, hits) = hoisted_cut(&self.emb, lq, &self.bufs[d + 1], d);
+        let s = (cq.len() - hits.count()) as u64;
         let pairs = s * s.saturating_sub(1);
         if lq.above.contains(&(d as u8)) {
             pairs / 2
@@ -785,19 +788,8 @@ impl Executor {
     fn count_level<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let level = &plan.levels[d];
         if level.hoist.is_some() {
-            let cands = &self.bufs[d];
-            let first = first_allowed(&self.emb, level, d);
-            let cands = &cands[cands.partition_point(|&x| x < first)..];
-            let hits = level
-                .conflicts
-                .iter()
-                .enumerate()
-                .filter(|&(k, &p)| {
-                    let x = self.emb[p as usize];
-                    collides(level, k, x, first, |x| cands.binary_search(&x).is_ok())
-                })
-                .count();
-            return cands.len() as u64 - hits as u64;
+            let (cands, hits) = hoisted_cut(&self.emb, level, &self.bufs[d], d);
+            return (cands.len() - hits.count()) as u64;
         }
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
