@@ -639,14 +639,7 @@ fn tail_pair_memo_matches_the_oracles() {
         q58([0, 0, 1, 1, 1, 1]),
     ];
     let pref = || Preferred(vec![0, 1, 5, 2, 4, 3]);
-    let engine = |threads: usize, symmetry: bool| {
-        let e = CpuEngine::new(threads, Arc::new(pref())).expect("pool");
-        if symmetry {
-            e
-        } else {
-            e.without_symmetry()
-        }
-    };
+    let engine = |threads: usize, symmetry: bool| preferred_engine(pref(), threads, symmetry);
     for seed in 0..12u64 {
         let mut r = rng(4000 + seed);
         let vl = [4, 3, 2][(seed % 3) as usize];
@@ -734,14 +727,7 @@ fn twin_tails_match_the_oracles() {
         3 | 4 => Preferred(vec![3, 4, 0, 1, 2]),
         _ => Preferred(vec![0, 1, 2, 3, 4, 5]),
     };
-    let engine = |k: usize, threads: usize, symmetry: bool| {
-        let e = CpuEngine::new(threads, Arc::new(pref(k))).expect("pool");
-        if symmetry {
-            e
-        } else {
-            e.without_symmetry()
-        }
-    };
+    let engine = |k: usize, threads: usize, symmetry: bool| preferred_engine(pref(k), threads, symmetry);
     for seed in 0..12u64 {
         let mut r = rng(5000 + seed);
         let vl = [2, 1, 3][(seed % 3) as usize];
@@ -779,6 +765,17 @@ fn twin_tails_match_the_oracles() {
             let mut m = model.clone();
             three_batches_match_set_differences(engine(k, 1, true), &mut r, &mut m, q, vl, max_len, seed);
         }
+    }
+}
+
+/// A `cpu` engine on `threads` threads that orders by `order`, with or
+/// without symmetry breaking.
+fn preferred_engine(order: Preferred, threads: usize, symmetry: bool) -> CpuEngine {
+    let e = CpuEngine::new(threads, Arc::new(order)).expect("pool");
+    if symmetry {
+        e
+    } else {
+        e.without_symmetry()
     }
 }
 

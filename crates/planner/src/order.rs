@@ -86,14 +86,15 @@ impl OrderStrategy for GcsmOrder {
 
 /// Cost-based order: most bound neighbours first (tighter intersections),
 /// ties by rarest label on a log2 scale (frequencies in the same power-of-two
-/// bucket count as equal), then, in delta plans, by the fewest query edges
+/// bucket count as equal; in delta plans the scale is relative to the
+/// query's rarest label), then, in delta plans, by the fewest query edges
 /// among the bound neighbours and the latest bound neighbour
-/// ([`CostOrder::chain_key`]), then by highest query degree; a
-/// static plan starts at the vertex minimising label frequency / degree. The CLI's
+/// (`CostOrder::chain_key`), then by highest query degree; a static plan
+/// starts at the vertex minimising label frequency / degree. The CLI's
 /// default: on labelled graphs with skewed labels and queries of 6-16
-/// vertices it was 2.1×
-/// quicker than [`GcsmOrder`] (geometric mean), and on uniform labels it
-/// leaves the order to the query's structure like [`GcsmOrder`] does.
+/// vertices it was 2.1× quicker than [`GcsmOrder`] (geometric mean), and on
+/// uniform labels it leaves the order to the query's structure like
+/// [`GcsmOrder`] does.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CostOrder;
 
@@ -105,35 +106,38 @@ impl CostOrder {
         (stats.freq(q.label(u)).max(1).ilog2(), std::cmp::Reverse(q.degree(u)), u)
     }
 
-    /// [`CostOrder::tie_key`] with the label's bucket taken relative to the
-    /// query's rarest label (within 2x of it: bucket 0), and between the
-    /// bucket and the query degree, first the query edges among `u`'s bound neighbours (fewer
-    /// first: lists of adjacent vertices share much of their neighbourhoods
-    /// in clustered graphs, so their intersection stays large, where
-    /// vertices two hops apart share less; RapidFlow's delete Q_28 seeded
-    /// on 1-3 lists 219,000 nodes binding 4 from the adjacent 2 and 3, 133,000
-    /// binding 5 from 0 and 1 first), then the position of `u`'s latest
-    /// bound neighbour in `order` (later first): a vertex that hangs off the latest binding narrows
-    /// the search where a vertex hanging off an early one would multiply
-    /// it by a second independent choice (RapidFlow's delete Q_97 seeded
-    /// on 1-2: 0 and 5 both off 2 list pairs of 2's neighbours; 3 off 0,
-    /// then 5 off 2 and 3, lists 1.8× fewer nodes and intersects
-    /// a quarter as many lists). Delta plans only: on
-    /// static plans of 16-32 vertices (SubgraphMatching-style, capped at
-    /// 10^5 embeddings) it turned 0.2-1.2 s searches into timeouts as
-    /// often as the reverse.
+    /// The tie key of delta plans, smaller first:
+    ///
+    /// 1. the label's frequency on a log2 scale relative to `rarest` (the
+    ///    query's rarest label frequency): labels within 2× of it tie (an
+    ///    absolute power-of-two bucket split an edge-labelled Enron's four
+    ///    uniform labels, 4,039 to 4,141 vertices, at 4,096);
+    /// 2. the query edges among `u`'s bound neighbours, fewer first: lists
+    ///    of adjacent vertices share much of their neighbourhoods in
+    ///    clustered graphs, so their intersection stays large, where
+    ///    vertices two hops apart share less (RapidFlow's delete Q_28 seeded
+    ///    on 1-3 lists 219,000 nodes binding 4 from the adjacent 2 and 3,
+    ///    133,000 binding 5 from 0 and 1 first);
+    /// 3. the position of `u`'s latest bound neighbour in `order`, later
+    ///    first: a vertex that hangs off the latest binding narrows the
+    ///    search where one hanging off an early binding multiplies it by a
+    ///    second independent choice (RapidFlow's delete Q_97 seeded on 1-2:
+    ///    0 and 5 both off 2 list pairs of 2's neighbours; 3 off 0, then 5
+    ///    off 2 and 3, lists 1.8× fewer nodes and intersects a quarter as
+    ///    many lists);
+    /// 4. the higher query degree, then the id.
+    ///
+    /// Delta plans only: on static plans of 16-32 vertices
+    /// (SubgraphMatching-style, capped at 10^5 embeddings) keys 2 and 3
+    /// turned 0.2-1.2 s searches into timeouts as often as the reverse.
     pub(crate) fn chain_key(
         q: &QueryGraph,
         stats: &GraphStats,
+        rarest: usize,
         u: QVertex,
         order: &[QVertex],
     ) -> (u32, u32, std::cmp::Reverse<usize>, std::cmp::Reverse<usize>, QVertex) {
         let latest = order.iter().rposition(|&w| q.has_edge(u, w)).unwrap_or(0);
-        // the label's frequency relative to the query's rarest label, on a
-        // log2 scale: labels within 2x of the rarest tie (an absolute
-        // power-of-two bucket split Enron's four uniform labels, 4,039 to
-        // 4,141 vertices, at 4,096)
-        let rarest = q.labels().iter().map(|&l| stats.freq(l).max(1)).min().unwrap_or(1);
         let bucket = (stats.freq(q.label(u)).max(1) / rarest).ilog2();
         let bound = order.iter().fold(0u32, |m, &w| m | 1 << w) & q.adj_mask(u);
         let closed: u32 = (0..q.num_vertices())
@@ -168,7 +172,8 @@ impl OrderStrategy for CostOrder {
                 .unwrap_or(0);
             return greedy(q, &[start], |u| Self::tie_key(q, stats, u));
         }
-        greedy_in(q, prefix, |u, order| Self::chain_key(q, stats, u, order))
+        let rarest = q.labels().iter().map(|&l| stats.freq(l).max(1)).min().unwrap_or(1);
+        greedy_in(q, prefix, |u, order| Self::chain_key(q, stats, rarest, u, order))
     }
 }
 
@@ -196,6 +201,12 @@ mod tests {
             num_vertices: freq.iter().sum(),
             max_degree: 10,
         }
+    }
+
+    /// A query of `labels` with unlabelled `edges`.
+    fn query(labels: Vec<csm_graph::Label>, edges: &[(usize, usize)]) -> QueryGraph {
+        let edges: Vec<_> = edges.iter().map(|&(a, b)| (a, b, 0)).collect();
+        QueryGraph::new(labels, &edges, false).unwrap()
     }
 
     /// A star 0-{1,2,3} with a pendant 3-4: after the seed 0, vertices 1, 2
@@ -242,20 +253,10 @@ mod tests {
         // vertex 5 (query degree 3) hangs off 2 like 0 does, so binding it
         // next lists pairs of 2's neighbours; 3 and 4 hang off 0, the
         // latest binding, and after one of them 5 closes a cycle
-        let q = QueryGraph::new(
+        let q = query(
             vec![2, 3, 5, 2, 3, 0],
-            &[
-                (0, 2, 0),
-                (0, 3, 0),
-                (0, 4, 0),
-                (1, 2, 0),
-                (2, 5, 0),
-                (3, 5, 0),
-                (4, 5, 0),
-            ],
-            false,
-        )
-        .unwrap();
+            &[(0, 2), (0, 3), (0, 4), (1, 2), (2, 5), (3, 5), (4, 5)],
+        );
         let s = stats(&[100, 100, 100, 100, 100, 100]);
         let order = CostOrder.order(&q, &[1, 2], &s);
         assert_eq!(&order[..4], &[1, 2, 0, 3]);
@@ -268,22 +269,10 @@ mod tests {
     fn cost_prefers_bound_neighbours_that_are_not_adjacent() {
         // RapidFlow's delete Q_28 seeded on 1-3, after 0: vertex 2 would be
         // bound from 0 and 3 (adjacent), vertex 5 from 0 and 1 (not)
-        let q = QueryGraph::new(
+        let q = query(
             vec![0, 2, 2, 4, 1, 4],
-            &[
-                (0, 2, 0),
-                (0, 3, 0),
-                (0, 5, 0),
-                (1, 3, 0),
-                (1, 5, 0),
-                (2, 3, 0),
-                (2, 4, 0),
-                (3, 4, 0),
-                (4, 5, 0),
-            ],
-            false,
-        )
-        .unwrap();
+            &[(0, 2), (0, 3), (0, 5), (1, 3), (1, 5), (2, 3), (2, 4), (3, 4), (4, 5)],
+        );
         let order = CostOrder.order(&q, &[1, 3], &stats(&[100; 5]));
         assert_eq!(&order[..4], &[1, 3, 0, 5]);
     }
