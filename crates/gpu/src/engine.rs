@@ -329,6 +329,11 @@ pub struct GpuEngine {
     /// commit (match v9, the default) instead of merging them in the next
     /// batch's refresh (v8); set by [`GpuEngine::with_resident_commit`].
     resident_commit: bool,
+    /// Match v10: a `GcsmPersist` batch that does not refresh the resident
+    /// cache before its kernel still matches over it, with the lists the
+    /// batch changes hidden ([`ResidentCache::mask`]; the default), instead
+    /// of on ZP's path (v9); set by [`GpuEngine::with_resident_bypass`].
+    resident_bypass: bool,
     gpu: Arc<Gpu>,
     inner: Mutex<Inner>,
 }
@@ -362,6 +367,7 @@ impl GpuEngine {
             symmetry: true,
             resident_refresh: (crate::resident::SERIAL_BELOW, false),
             resident_commit: true,
+            resident_bypass: true,
             gpu,
             inner: Mutex::new(Inner {
                 matcher,
@@ -397,6 +403,15 @@ impl GpuEngine {
     /// `true`, the default) or in the next batch's refresh (match v8).
     pub fn with_resident_commit(mut self, at_commit: bool) -> Self {
         self.resident_commit = at_commit;
+        self
+    }
+
+    /// Whether a `GcsmPersist` batch that refreshes the resident cache only
+    /// after its kernel ([`GpuEngine::with_resident_use`]) matches over the
+    /// cache with the lists it changes hidden (match v10, `true`, the
+    /// default) or without the cache, on ZP's path (match v9).
+    pub fn with_resident_bypass(mut self, on: bool) -> Self {
+        self.resident_bypass = on;
         self
     }
 
@@ -492,6 +507,7 @@ impl ContinuousMatcher for GpuEngine {
         let name = self.name.clone();
         let variant = self.variant;
         let commit_on_device = self.resident_commit;
+        let bypass_on = self.resident_bypass;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         let Inner {
             matcher,
@@ -561,12 +577,37 @@ impl ContinuousMatcher for GpuEngine {
         }
         let sync1 = t_sync.elapsed().as_secs_f64();
         let staged = t0.elapsed().as_secs_f64() - host;
+        // Match v10: a batch that refreshes after its kernel matches over
+        // the cache with the lists it changes hidden (read zero-copy); the
+        // mask precedes the kernel and is charged to it. A failed one drops
+        // the cache (counts stay exact on ZP's path).
+        let mut hidden: Option<(ResidentLoad, Vec<VertexId>)> = None;
+        if persist && !use_resident && bypass_on {
+            if let Some(c) = resident.as_mut() {
+                match c.mask(matcher.gpu(), &st.graph, &changed) {
+                    Ok(m) => hidden = Some(m),
+                    Err(_) => *resident = None,
+                }
+            }
+        }
         let sel: Option<&mut dyn CacheSelector> = match selector {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
         let result = if persist && !use_resident {
-            run_cached(matcher, None, &st.graph, &st.host, &st.plans, Some(&mut *split))
+            match (&hidden, resident.as_ref()) {
+                (Some((load, h)), Some(c)) => {
+                    run_cached(matcher, Some(c), &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
+                        let dc = load.charged_seconds(c.device_seconds()?);
+                        r.dc_seconds = dc;
+                        r.seconds += dc;
+                        r.cache_bytes = load.bytes;
+                        r.cache_vertices = c.layout().live().saturating_sub(h.len());
+                        Ok(r)
+                    })
+                }
+                _ => run_cached(matcher, None, &st.graph, &st.host, &st.plans, Some(&mut *split)),
+            }
         } else if let Some(refreshed) = refreshed {
             match refreshed {
                 Ok(load) => {
@@ -605,6 +646,13 @@ impl ContinuousMatcher for GpuEngine {
                 let _ = st.host.sync(&st.graph, &changed);
                 if let Some(c) = resident.as_mut() {
                     c.invalidate(&changed);
+                    if let Some((_, h)) = &hidden {
+                        // copies the invalidated lists whole and shows the
+                        // hidden ones again
+                        if c.refresh_unmasking(matcher.gpu(), &st.graph, &[], None, h).is_err() {
+                            *resident = None;
+                        }
+                    }
                 }
                 return Err(gpu_err(e));
             }
@@ -617,8 +665,9 @@ impl ContinuousMatcher for GpuEngine {
         if persist && !use_resident {
             if let Some(c) = resident.as_mut() {
                 let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
+                let h = hidden.as_ref().map_or(&[][..], |(_, h)| &h[..]);
                 match c
-                    .refresh(matcher.gpu(), &st.graph, &changed, deleted)
+                    .refresh_unmasking(matcher.gpu(), &st.graph, &changed, deleted, h)
                     .and_then(|l| Ok(l.charged_seconds(c.device_seconds()?)))
                 {
                     Ok(secs) => late_refresh = Some(secs),
@@ -677,6 +726,7 @@ impl ContinuousMatcher for GpuEngine {
         }
         if persist {
             extra.insert("resident_used".into(), json!(use_resident));
+            extra.insert("resident_masked".into(), json!(hidden.is_some()));
         }
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));

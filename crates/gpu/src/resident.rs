@@ -26,7 +26,13 @@
 //!   commit of last batch's staged lists; `apply_patch`: segments and
 //!   scatters), queued on the GPU's stream with no synchronisation (the
 //!   matching kernel follows in stream order); a batch that changes no
-//!   cached list queues nothing. No estimate and no rebuild per batch.
+//!   cached list queues nothing. No estimate and no rebuild per batch;
+//! * match v10: a batch may also leave its refresh until after its kernel
+//!   ([`ResidentUse`]) and still match over the cache: slot-map words
+//!   ([`ResidentLayout::mask_patch`]) hide the lists it changes (and any
+//!   copy not yet merged), which the kernel then reads zero-copy, while
+//!   every other cached list is that list in every version of the batch.
+//!   The refresh after the kernel shows them again.
 //!
 //! **Layout.** `data` holds `C` words of list ids (and, for edge-labelled
 //! graphs, `C` words of edge labels after them, at the same offsets). The
@@ -499,6 +505,51 @@ impl ResidentLayout {
         self.update(g, &idx, &now, deleted)
     }
 
+    /// Match v10: the slot-map words that hide from the kernel every cached
+    /// list whose device copy may differ from the committed list it held
+    /// before the batch `changed` describes was staged: the lists the batch
+    /// changes, and copies still staged or unknown (the last batch's merge
+    /// not yet queued, an abort). Every other cached list is then the same
+    /// list in versions Old, Common and New (the batch leaves it alone), so
+    /// a kernel run with these words applied reads it from the device and
+    /// the hidden ones zero-copy: no refresh before the kernel. Returns the
+    /// patch (slot words only; the layout does not change) and the hidden
+    /// vertices, sorted, for [`Self::unmask_words`].
+    pub fn mask_patch(&self, changed: &[VertexId]) -> (Patch, Vec<VertexId>) {
+        let live = |i: usize| self.slots[i].live;
+        let mut hidden: Vec<VertexId> = changed
+            .iter()
+            .copied()
+            .filter(|&v| self.slot_index(v).is_some_and(live))
+            .collect();
+        // (copies to be copied whole after an abort are listed there too)
+        hidden.extend(self.staged.iter().filter(|&&i| live(i)).map(|&i| self.slots[i].v));
+        hidden.sort_unstable();
+        hidden.dedup();
+        let patch = Patch {
+            slots: hidden.iter().map(|&v| (v, 0)).collect(),
+            ..Patch::default()
+        };
+        (patch, hidden)
+    }
+
+    /// The slot-map words that show `hidden` ([`Self::mask_patch`]) to the
+    /// kernel again as the layout now holds them (a list evicted meanwhile
+    /// stays a miss). Apply them with or after the refresh that brings
+    /// those lists up to date.
+    pub fn unmask_words(&self, hidden: &[VertexId]) -> Vec<(u32, u32)> {
+        hidden
+            .iter()
+            .map(|&v| {
+                let word = self
+                    .slot_index(v)
+                    .filter(|&i| self.slots[i].live)
+                    .map_or(0, |i| 2 * i as u32 + 1);
+                (v, word)
+            })
+            .collect()
+    }
+
     /// The device-side commit of the last staged batch (match v9): merge
     /// jobs that turn every cached list whose device copy is a staged list
     /// into the committed list, as [`csm_graph::DynamicGraph::commit`] does
@@ -933,9 +984,11 @@ fn size_class(updates: usize) -> u32 {
 /// which keeps its estimate and copy within a fraction of the predicted
 /// kernel time (Sec. IV; `WalkSelector`), a batch uses the cache only when
 /// the predicted refresh is at most [`ResidentUse::frac`] of the predicted
-/// kernel time. Otherwise it runs on ZP's path and the refresh is queued
-/// after the kernel (it must still run: the device copy follows the graph),
-/// off the matching's critical path, like the commit's merge.
+/// kernel time. Otherwise the refresh is queued after the kernel (it must
+/// still run: the device copy follows the graph), off the matching's
+/// critical path, like the commit's merge, and the batch runs on ZP's path
+/// (v9) or, by default (match v10), over the cache with the lists it
+/// changes hidden ([`ResidentCache::mask`]).
 ///
 /// Predictions, per size class of batch (the power of two of its update
 /// count): kernel seconds per update (the lower of a moving average and
@@ -1195,8 +1248,55 @@ impl ResidentCache {
         changed: &[VertexId],
         deleted: Option<&[Edge]>,
     ) -> GpuResult<ResidentLoad> {
+        self.refresh_unmasking(gpu, g, changed, deleted, &[])
+    }
+
+    /// Match v10: hides from the kernel the cached lists the staged batch
+    /// `changed` describes may have made stale ([`ResidentLayout::mask_patch`];
+    /// queued, no synchronisation), so that the next kernel matches over the
+    /// rest of the cache before any refresh. Returns the load (charge it to
+    /// the batch: it precedes the kernel) and the hidden vertices, which
+    /// [`Self::refresh_unmasking`] shows again.
+    pub fn mask<G: GraphView + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        g: &G,
+        changed: &[VertexId],
+    ) -> GpuResult<(ResidentLoad, Vec<VertexId>)> {
         let t0 = Instant::now();
-        let patch = self.layout.refresh_with(g, changed, deleted);
+        let (patch, hidden) = self.layout.mask_patch(changed);
+        let t_book = t0.elapsed().as_secs_f64();
+        let mut load = self.apply(gpu, g, &patch)?;
+        load.bookkeeping_seconds = t_book;
+        load.seconds = t0.elapsed().as_secs_f64();
+        Ok((load, hidden))
+    }
+
+    /// Shows `hidden` ([`Self::mask`]) to the kernel again, on its own
+    /// (queued): for lists whose device copies are already up to date.
+    pub fn show<G: GraphView + ?Sized>(&mut self, gpu: &Gpu, g: &G, hidden: &[VertexId]) -> GpuResult<ResidentLoad> {
+        let patch = Patch {
+            slots: self.layout.unmask_words(hidden),
+            ..Patch::default()
+        };
+        self.apply(gpu, g, &patch)
+    }
+
+    /// [`Self::refresh`], whose patch also shows `hidden` ([`Self::mask`])
+    /// to the kernel again once their lists are up to date.
+    pub fn refresh_unmasking<G: GraphView + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        g: &G,
+        changed: &[VertexId],
+        deleted: Option<&[Edge]>,
+        hidden: &[VertexId],
+    ) -> GpuResult<ResidentLoad> {
+        let t0 = Instant::now();
+        let mut patch = self.layout.refresh_with(g, changed, deleted);
+        // After the refresh's own slot words: the final words, the same
+        // value for a vertex that both write.
+        patch.slots.extend(self.layout.unmask_words(hidden));
         let t_book = t0.elapsed().as_secs_f64();
         let mut load = self.apply(gpu, g, &patch)?;
         load.bookkeeping_seconds = t_book;
@@ -1566,6 +1666,85 @@ mod tests {
                 g.commit();
             }
             assert!(refreshed > 0);
+        }
+    }
+
+    /// Match v10: with a batch's mask applied, every list the kernel finds
+    /// in the cache is the committed list from before the batch (which the
+    /// batch leaves alone: it is every version of that list), every list
+    /// the batch changes misses, and the refresh with the hidden lists'
+    /// words leaves the device exactly as a plain refresh would. Also with
+    /// the merge left to the next refresh (the last batch's staged copies
+    /// must be hidden too) and after aborts (copies to redo whole).
+    #[test]
+    fn a_mask_hides_exactly_the_lists_a_batch_may_have_changed() {
+        for (el, merge_at_commit) in [(false, true), (true, true), (false, false), (true, false)] {
+            let (mut g, batches) = graph(el, 7);
+            // small batches, which leave some cached lists alone
+            let updates = batches.concat();
+            let ranked = top_degree(&g, 1 << 20);
+            let (mut layout, patch) = ResidentLayout::build(&g, &ranked, 16 << 10, 0.9, Slack::default());
+            let mut dev = HostResident::new(&layout);
+            dev.apply(&g, &patch);
+            let (mut shown, mut hid) = (0, 0);
+            for (i, b) in updates.chunks(8).take(60).enumerate() {
+                let what = format!("el {el}, merge at commit {merge_at_commit}, batch {i}");
+                let committed: Vec<Vec<(VertexId, u32)>> = (0..g.num_vertices() as VertexId)
+                    .map(|v| g.nbrs(v, Version::New).to_vec())
+                    .collect();
+                g.stage(b, "t", Strictness::Strict).unwrap();
+                let changed = crate::engine::changed_vertices(&g);
+                let (mask, hidden) = layout.mask_patch(&changed);
+                assert!(mask.data_words == 0 && mask.jobs.is_empty() && mask.rows.is_empty());
+                let mut masked = dev.clone();
+                masked.apply(&g, &mask);
+                for v in 0..g.num_vertices() as VertexId {
+                    match masked.lookup(v) {
+                        Some((ids, labs, base)) => {
+                            shown += 1;
+                            assert!(changed.binary_search(&v).is_err(), "{what}: changed {v} is shown");
+                            let want = &committed[v as usize];
+                            let got: Vec<(VertexId, u32)> =
+                                (0..ids.len()).map(|k| (ids[k], if el { labs[k] } else { 0 })).collect();
+                            assert_eq!(&got, want, "{what}: list of {v}");
+                            assert_eq!(base, ids.len(), "{what}: {v} has an appended part");
+                        }
+                        None if layout.slot(v).is_some_and(|s| s.live) => {
+                            hid += 1;
+                            assert!(hidden.binary_search(&v).is_ok(), "{what}: live {v} misses");
+                        }
+                        None => {}
+                    }
+                }
+                if i % 3 == 2 {
+                    // An abort after the masked kernel: the lists revert,
+                    // are copied whole and shown again.
+                    g.abort();
+                    layout.invalidate(&changed);
+                    let mut p = layout.refresh(&g, &[]);
+                    p.slots.extend(layout.unmask_words(&hidden));
+                    masked.apply(&g, &p);
+                    check(&g, &layout, &masked, &format!("{what}, aborted"));
+                    dev = masked;
+                    continue;
+                }
+                let deleted = g.pending_delta().unwrap().deleted.clone();
+                let mut plain_layout = layout.clone();
+                let mut plain = dev.clone();
+                plain.apply(&g, &plain_layout.refresh_with(&g, &changed, Some(&deleted)));
+                let mut p = layout.refresh_with(&g, &changed, Some(&deleted));
+                p.slots.extend(layout.unmask_words(&hidden));
+                masked.apply(&g, &p);
+                check(&g, &layout, &masked, &format!("{what}, refreshed and shown"));
+                assert_eq!(masked.slots, plain.slots, "{what}: slot map");
+                assert_eq!(masked.rowptr, plain.rowptr, "{what}: rows");
+                dev = masked;
+                g.commit();
+                if merge_at_commit {
+                    dev.apply(&g, &layout.commit_patch());
+                }
+            }
+            assert!(shown > 0 && hid > 0, "shown {shown}, hidden {hid}");
         }
     }
 

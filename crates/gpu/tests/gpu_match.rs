@@ -255,22 +255,22 @@ fn resident_cache_matches_cpu_over_many_batches() {
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
         // The default refresh (raw addresses, bookkeeping on the calling
         // thread, the device-side commit queued after each commit, light
-        // batches on ZP's path with the refresh after the kernel: match
-        // v9), with the bookkeeping forced onto rayon's pool and every
-        // other batch on ZP's path, and match v7's launches (cudarc's event
-        // tracking) with the merge left to the next refresh and the cache
-        // always used (v7 and v8).
+        // batches refreshed after the kernel and matched over the cache with
+        // their changed lists hidden: match v10), with the bookkeeping
+        // forced onto rayon's pool and every other batch masked, the same
+        // with the merge left to the next refresh (the last batch's staged
+        // copies hidden too), every other batch on ZP's path (match v9), and
+        // match v7's launches (cudarc's event tracking) with the merge left
+        // to the next refresh and the cache always used (v7 and v8).
+        let serial = csm_gpu::resident::SERIAL_BELOW;
         let refresh = [
-            (
-                csm_gpu::resident::SERIAL_BELOW,
-                false,
-                true,
-                csm_gpu::resident::ResidentUse::FRAC,
-            ),
-            (0, false, true, -1.0),
-            (usize::MAX, true, false, 0.0),
+            (serial, false, true, csm_gpu::resident::ResidentUse::FRAC, true),
+            (0, false, true, -1.0, true),
+            (serial, false, false, -1.0, true),
+            (serial, false, true, -1.0, false),
+            (usize::MAX, true, false, 0.0, true),
         ];
-        for (budget, (serial_below, tracked, at_commit, use_frac)) in
+        for (budget, (serial_below, tracked, at_commit, use_frac, bypass)) in
             [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
                 .into_iter()
                 .flat_map(|b| refresh.map(|r| (b, r)))
@@ -281,10 +281,11 @@ fn resident_cache_matches_cpu_over_many_batches() {
             let mut e = e
                 .with_resident_refresh(serial_below, tracked)
                 .with_resident_commit(at_commit)
-                .with_resident_use(use_frac);
+                .with_resident_use(use_frac)
+                .with_resident_bypass(bypass);
             let what = format!(
                 "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}, \
-                 use {use_frac}"
+                 use {use_frac}, bypass {bypass}"
             );
             let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
@@ -293,6 +294,14 @@ fn resident_cache_matches_cpu_over_many_batches() {
             let used = |x: &BatchResult| x.extra["resident_used"] == true;
             if use_frac < 0.0 {
                 assert_eq!(r.iter().filter(|x| used(x)).count(), r.len().div_ceil(2), "{what}");
+                // the other batches match over the cache only when masked
+                for x in r.iter().filter(|x| !used(x)) {
+                    assert_eq!(x.extra["resident_masked"], bypass, "{what}: {:?}", x.extra);
+                    let over_cache = x.extra["cache_vertices"].as_u64().unwrap() > 0;
+                    if budget == Budget::Fraction(3.0) || !bypass {
+                        assert_eq!(over_cache, bypass, "{what}: {:?}", x.extra);
+                    }
+                }
             }
             if budget == Budget::Fraction(3.0) {
                 for x in r.iter().filter(|x| used(x)) {

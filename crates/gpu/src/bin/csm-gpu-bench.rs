@@ -72,6 +72,15 @@
 //! always uses the cache, `gcsm-persist-useN` lets the refresh cost up to
 //! N% of the predicted kernel time (default 25).
 //!
+//! Match v10: such a row no longer runs on ZP's path but over the cache
+//! with the batch's changed lists hidden from the kernel
+//! ([`ResidentCache::mask`]; they are read zero-copy), charged the mask
+//! (slot-map words; its host and device time) instead of the refresh;
+//! the words that show them again are queued after the kernel, not
+//! charged (GpuEngine sends them with the refresh that follows the
+//! kernel). `gcsm-persist-zpath` keeps v9's ZP path for those rows;
+//! `gcsm-persist-bypass` masks every row (never refreshes first).
+//!
 //! Match v9 also picks each small batch's host expansion per engine and
 //! query ([`SplitPolicy`]: no expansion when the query's earlier kernel
 //! times predict under 1 ms); `-split` (e.g. `zp-split`,
@@ -1052,6 +1061,8 @@ fn run(a: Args) -> Result<(), String> {
             // caches, the one refreshed first finds the lists colder: the
             // order rotates per batch.
             let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
+            // per resident cache: its refresh's device time, once known
+            let mut refresh_dev: Vec<Option<f64>> = Vec::new();
             let mut stage_s = 0.0;
             for phase in 0..3 {
                 if phase == 1 {
@@ -1071,6 +1082,7 @@ fn run(a: Args) -> Result<(), String> {
                     let gpu = s.gpu.clone();
                     let nres = s.resident.len();
                     persist = vec![Default::default(); nres];
+                    refresh_dev = vec![None; nres];
                     for k in 0..nres {
                         let ri = (k + b) % nres;
                         let (name, c) = &mut s.resident[ri];
@@ -1181,18 +1193,27 @@ fn run(a: Args) -> Result<(), String> {
                             continue;
                         }
                         let GpuSide {
+                            gpu: sgpu,
                             matcher,
                             cache,
                             pinned,
                             managed,
                             resident,
-                            ..
                         } = s;
                         // the (engine, query)'s small-batch expansion policy
                         let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
                         let res = if let Some(ri) = resident_of(resident, e) {
-                            let c = &resident[ri].1;
                             let load = persist[ri];
+                            // the refresh's device time, taken before any
+                            // row's mask queues more work on the cache
+                            let refresh_dev = match refresh_dev[ri] {
+                                Some(d) => d,
+                                None => {
+                                    let d = resident[ri].1.device_seconds().map_err(|e| e.to_string())?;
+                                    refresh_dev[ri] = Some(d);
+                                    d
+                                }
+                            };
                             // Match v9: a batch predicted light runs on ZP's
                             // path (cache_vertices 0 in its row) and is
                             // charged no refresh (GpuEngine queues it after
@@ -1207,26 +1228,53 @@ fn run(a: Args) -> Result<(), String> {
                                 None => ResidentUse::FRAC,
                             };
                             let u = uses.entry((e.clone(), qi)).or_insert_with(|| ResidentUse::new(frac));
-                            let used = u.use_cache(size);
-                            let kc = used.then_some(c as &dyn KernelCache);
+                            // Match v10: a row that does not use the
+                            // refreshed cache matches over it with the
+                            // batch's changed lists hidden (`-bypass`: every
+                            // row; `-zpath` and the v7/v8/whole/par caches:
+                            // on ZP's path, as v9 did).
+                            let bypass_all = e.contains("-bypass");
+                            let zpath = e.contains("-zpath") || always;
+                            let used = !bypass_all && u.use_cache(size);
+                            let c = &mut resident[ri].1;
+                            let mask = if used || zpath {
+                                None
+                            } else {
+                                Some(c.mask(sgpu, &graph, &changed).map_err(|e| e.to_string())?)
+                            };
+                            let c = &*c;
+                            let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
                             // The refresh is queued without a synchronisation
                             // (the kernel follows it on the stream): every
                             // row that uses the cache is charged its host
                             // time and its device time (events; the enqueue
-                            // counted once), as if it ran alone.
-                            with_settings(matcher, e, &a, |m| run_cached(m, kc, &graph, pinned, qp, pol)).and_then(
-                                |mut r| {
-                                    let secs = load.charged_seconds(c.device_seconds()?);
+                            // counted once), as if it ran alone. A masked
+                            // row is charged its mask alike (its refresh
+                            // comes after the kernel, in the update).
+                            let res = with_settings(matcher, e, &a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
+                                .and_then(|mut r| {
+                                    let secs = load.charged_seconds(refresh_dev);
                                     u.observe(size, secs, used.then_some(r.kernel_seconds));
                                     if used {
                                         r.dc_seconds = secs;
                                         r.seconds += secs;
                                         r.cache_bytes = load.bytes;
                                         r.cache_vertices = c.layout().live();
+                                    } else if let Some((m, hidden)) = &mask {
+                                        let secs = m.charged_seconds(c.device_seconds()?);
+                                        r.dc_seconds = secs;
+                                        r.seconds += secs;
+                                        r.cache_bytes = m.bytes;
+                                        r.cache_vertices = c.layout().live().saturating_sub(hidden.len());
                                     }
                                     Ok(r)
-                                },
-                            )
+                                });
+                            if let Some((_, hidden)) = &mask {
+                                // not charged: in GpuEngine these words ride
+                                // on the refresh after the kernel
+                                resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
+                            }
+                            res
                         } else {
                             let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str()
                             {
