@@ -15,6 +15,7 @@
 //!    Sec. V-A): marked entries are dropped and the appended part is merged in,
 //!    linear in the list length.
 
+mod degrees;
 mod overlay;
 mod parallel;
 
@@ -28,6 +29,7 @@ use crate::error::{ErrorKind, InputError};
 use crate::slices::sort_paired;
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version, MARK};
+use degrees::DegreeCounts;
 use overlay::Overlay;
 
 /// How [`DynamicGraph::stage`] treats an invalid update.
@@ -95,7 +97,8 @@ pub struct DynamicGraph {
     elabels: Vec<Label>,
     edge_labelled: bool,
     num_edges: usize,
-    max_degree: usize,
+    /// Vertices per committed degree: the exact maximum degree.
+    degrees: DegreeCounts,
     /// Arena slots abandoned by relocated lists.
     waste: usize,
     pending: Option<Pending>,
@@ -163,7 +166,7 @@ impl DynamicGraph {
             elabels: Vec::with_capacity(if edge_labelled { total } else { 0 }),
             edge_labelled,
             num_edges: c.num_edges(),
-            max_degree: c.max_degree(),
+            degrees: DegreeCounts::from_degrees((0..n).map(|v| c.degree(v as VertexId))),
             waste: 0,
             pending: None,
             parallel_min_arena: None,
@@ -341,11 +344,6 @@ impl DynamicGraph {
         Ok(Staging::Staged)
     }
 
-    /// The degree bound after the longest list shrank.
-    fn recompute_max_degree(&mut self) {
-        self.max_degree = self.len.iter().map(|&l| l as usize).max().unwrap_or(0);
-    }
-
     /// Compacts the arena once relocated lists left too much of it unused.
     fn compact_if_wasteful(&mut self) {
         if self.waste > self.ids.len() / Self::COMPACT_WASTE_DIVISOR {
@@ -366,7 +364,7 @@ impl DynamicGraph {
             self.elabels[p] = label;
         }
         self.len[ai] += 1;
-        self.max_degree = self.max_degree.max(l + 1);
+        self.degrees.change(l, l + 1);
     }
 
     /// Removes `b` from `a`'s committed list (where it is).
@@ -380,9 +378,7 @@ impl DynamicGraph {
             self.elabels.copy_within(p + 1..s + l, p);
         }
         self.len[ai] -= 1;
-        if l == self.max_degree {
-            self.recompute_max_degree();
-        }
+        self.degrees.change(l, l - 1);
     }
 
     /// Validates `updates` as [`DynamicGraph::stage`] does in strict mode,
@@ -703,6 +699,9 @@ impl DynamicGraph {
             let end = self.ids.len() as u64;
             self.labels.resize(need, ABSENT);
             self.off.resize(need, end);
+            for _ in self.len.len()..need {
+                self.degrees.add(0);
+            }
             self.len.resize(need, 0);
             self.cap.resize(need, 0);
             self.touched_bits.resize(need.div_ceil(64), 0);
@@ -790,24 +789,17 @@ impl DynamicGraph {
             return BatchDelta::default();
         };
         let new_lens = self.reorganise_lists(&p.touched, &p.old, p.delta.changes());
-        let mut recompute_max = false;
         // `base`: the list's live length before the batch
         for (v, base, new_len) in new_lens {
             let vi = v as usize;
             self.set_touched(v, false);
             self.len[vi] = new_len as u32;
-            if base == self.max_degree && new_len < base {
-                recompute_max = true;
-            }
-            self.max_degree = self.max_degree.max(new_len);
+            self.degrees.change(base, new_len);
         }
         for &v in &p.delta.removed_vertices {
             self.labels[v as usize] = ABSENT;
         }
         self.num_edges = self.num_edges + p.delta.inserted.len() - p.delta.deleted.len();
-        if recompute_max {
-            self.recompute_max_degree();
-        }
         self.compact_if_wasteful();
         p.delta
     }
@@ -885,6 +877,10 @@ impl DynamicGraph {
             self.labels[v as usize] = ABSENT;
         }
         let n = p.slots_before;
+        // slots added by the batch: committed degree 0 (restored above)
+        for &l in &self.len[n.min(self.len.len())..] {
+            self.degrees.remove(l as usize);
+        }
         self.labels.truncate(n);
         self.off.truncate(n);
         self.len.truncate(n);
@@ -986,12 +982,12 @@ impl GraphView for DynamicGraph {
     fn max_degree(&self) -> usize {
         // while pending, appended entries can exceed the committed maximum
         match &self.pending {
-            None => self.max_degree,
+            None => self.degrees.max(),
             Some(p) => p
                 .touched
                 .iter()
                 .map(|&v| self.len[v as usize] as usize)
-                .fold(self.max_degree, usize::max),
+                .fold(self.degrees.max(), usize::max),
         }
     }
 }
