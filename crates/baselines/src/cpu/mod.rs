@@ -100,6 +100,25 @@ impl Default for HubRule {
 /// Commits `g`'s staged batch after refreshing `hubs` from the lists it
 /// changed (which [`Hubs::update`] needs before the commit), keeping the
 /// groups of the new lists that the batch's matching built.
+/// The counts of a one-edge batch with symmetry rules ([`single_edge`]),
+/// on a committed graph `g` that is G ∩ G' of the batch (the graph before
+/// an insertion, after a deletion; nothing pending), with the hubs' committed
+/// groups.
+fn count_single_edge(
+    g: &DynamicGraph,
+    hubs: Option<&Hubs>,
+    plans: &[DeltaPlan],
+    sym: &Symmetry,
+    delta: &BatchDelta,
+    pool: Option<(&rayon::ThreadPool, u64)>,
+    ex: &mut Executor,
+) -> (DeltaCounts, Option<u64>) {
+    debug_assert!(!g.is_pending(), "G ∩ G' of a one-edge batch is a committed graph");
+    let no_hubs = Hubs::default();
+    let view = HubLabelGroups::new(g, hubs.unwrap_or(&no_hubs), g.touched());
+    count_delta_adaptive(&view, plans, Some(sym), delta, pool, ex)
+}
+
 fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>, built: NewGroups) {
     if let Some(hubs) = hubs {
         hubs.update(&*g, g.touched(), g.pending_delta());
@@ -772,19 +791,39 @@ impl ContinuousMatcher for CpuEngine {
             .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
         let t0 = Instant::now();
         let wants_pool = g.wants_pool(batch.updates.len());
-        // a single edge change that no plan can seed is applied at once,
-        // with no pending views (one update at a time: most updates of a
-        // labelled query)
-        // whether the staged batch was already found to have seeds
+        // one thread or a small batch: stay on the caller's thread
+        let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
+        let sym: &Symmetry = sym;
+        // A single edge change is applied at once, in place, with no
+        // pending views, when no plan can seed it (one update at a time:
+        // most updates of a labelled query) and when the symmetry rules
+        // count it on G ∩ G' (a `CommonView`): that is the committed graph
+        // before an insertion, which is counted here, and after a deletion,
+        // which is counted once it is applied (below).
+        // whether the batch was found to have seeds
         let mut seeded = false;
+        let mut counted: Option<(DeltaCounts, Option<u64>, f64)> = None;
+        let exec = &mut self.exec;
+        let hubs_now = hubs.as_ref();
         let staging = graph_work(&self.pool, wants_pool, || {
             g.stage_or_apply(batch.updates, batch.source, batch.strictness, |g, delta| {
                 seeded = !seeds_none(g, plans, delta);
-                !seeded
+                if !seeded {
+                    return true;
+                }
+                if single_edge(Some(sym), delta).is_none() {
+                    return false;
+                }
+                if !delta.inserted.is_empty() {
+                    let t = Instant::now();
+                    let (c, stayed) = count_single_edge(g, hubs_now, plans, sym, delta, pool, exec);
+                    counted = Some((c, stayed, t.elapsed().as_secs_f64()));
+                }
+                true
             })
         })?;
         if let Staging::Applied(delta) = staging {
-            if let Some(hubs) = hubs {
+            if let Some(hubs) = hubs.as_mut() {
                 let ends: Vec<VertexId> = delta
                     .inserted
                     .iter()
@@ -793,8 +832,26 @@ impl ContinuousMatcher for CpuEngine {
                     .collect();
                 hubs.update(&*g, &ends, Some(&delta));
             }
+            if seeded && counted.is_none() {
+                // a deletion, now applied: the graph is G' = G ∩ G'
+                let t = Instant::now();
+                let (c, stayed) = count_single_edge(g, hubs.as_ref(), plans, sym, &delta, pool, &mut self.exec);
+                counted = Some((c, stayed, t.elapsed().as_secs_f64()));
+            }
+            let (counts, seconds) = match counted {
+                Some((c, stayed, secs)) => {
+                    if let Some(work) = stayed {
+                        self.rate.observe(work, secs);
+                    }
+                    (c, secs)
+                }
+                None => (DeltaCounts::default(), 0.0),
+            };
             return Ok(BatchResult {
-                update_seconds: t0.elapsed().as_secs_f64(),
+                positive: counts.positive,
+                negative: counts.negative,
+                seconds,
+                update_seconds: (t0.elapsed().as_secs_f64() - seconds).max(0.0),
                 skipped: delta.skipped,
                 ..BatchResult::default()
             });
@@ -804,9 +861,6 @@ impl ContinuousMatcher for CpuEngine {
         let staged = (t1 - t0).as_secs_f64();
         let delta = g.pending_delta().expect("staged");
         let gr: &DynamicGraph = g;
-        let sym: &Symmetry = sym;
-        // one thread or a small batch: stay on the caller's thread
-        let pool = (self.threads > 1).then_some((self.pool.as_ref(), min_work));
         let (counts, stayed, built) = if !seeded && seeds_none(gr, plans, delta) {
             (DeltaCounts::default(), None, NewGroups::default())
         } else {
