@@ -18,10 +18,13 @@
 //! counts, it does not check header counts or degrees, and a missing header is
 //! only noted in [`ReadReport::first_errors`].
 
-use super::lex::{data_lines, malformed, pair_key, parse_count, parse_id, parse_label, Fields, PairSet, Sink};
+use super::lex::{
+    data_lines, malformed, pair_key, parse_count, parse_id, parse_label, Fields, PairSet, Sink, MAX_REPORTED_ERRORS,
+};
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
 use crate::types::{Edge, GraphData, Label, VertexId, ABSENT, NO_EDGE_LABEL};
+use rayon::prelude::*;
 use std::io::{self, Write};
 
 /// Which `v`/`e` dialect a file is in.
@@ -37,7 +40,10 @@ pub(crate) enum Dialect {
 struct Builder {
     labels: Vec<Label>,
     edges: Vec<Edge>,
-    seen: PairSet,
+    /// The file line of each edge. Repeated pairs are found after the
+    /// pass ([`Builder::repeated`]), by sorting, instead of by a hash set
+    /// probed at every line (a cache miss per edge on large graphs).
+    lines: Vec<usize>,
     degree: Vec<u32>,
     /// `(line, id, declared degree)` of every `v` line with a degree field.
     declared: Vec<(usize, VertexId, u64)>,
@@ -50,12 +56,10 @@ impl Builder {
         // A bogus header must not make us allocate gigabytes up front.
         let vh = vertices_hint.min(1 << 24) as usize;
         let eh = edges_hint.min(1 << 24) as usize;
-        let mut seen = PairSet::default();
-        seen.reserve(eh);
         Builder {
             labels: Vec::with_capacity(vh),
             edges: Vec::with_capacity(eh),
-            seen,
+            lines: Vec::with_capacity(eh),
             degree: Vec::with_capacity(vh),
             declared: Vec::new(),
             num_vertices: 0,
@@ -84,7 +88,9 @@ impl Builder {
         Ok(())
     }
 
-    fn add_edge(&mut self, u: VertexId, v: VertexId, label: Option<Label>) -> Result<(), ErrorKind> {
+    /// Adds the edge of line `line`; a repeated pair is added too and
+    /// found later by [`Builder::repeated`].
+    fn add_edge(&mut self, line: usize, u: VertexId, v: VertexId, label: Option<Label>) -> Result<(), ErrorKind> {
         if u == v {
             return Err(ErrorKind::SelfLoop(u));
         }
@@ -93,14 +99,76 @@ impl Builder {
                 return Err(ErrorKind::UnknownVertex(x));
             }
         }
-        if !self.seen.insert(pair_key(u, v)) {
-            return Err(ErrorKind::DuplicateEdge(u, v));
-        }
         self.edge_labelled |= label.is_some();
         self.edges.push(Edge::new(u, v, label.unwrap_or(NO_EDGE_LABEL)));
+        self.lines.push(line);
         self.degree[u as usize] += 1;
         self.degree[v as usize] += 1;
         Ok(())
+    }
+
+    /// Indices (ascending, so in file order) of the edges whose vertex pair
+    /// an earlier edge already has: the keys are sorted (on rayon's pool)
+    /// and only the few repeated ones looked up again.
+    fn repeated(&self) -> Vec<usize> {
+        let mut keys: Vec<u64> = self.edges.par_iter().map(|e| pair_key(e.u, e.v)).collect();
+        keys.par_sort_unstable();
+        let mut twice: Vec<u64> = keys.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        if twice.is_empty() {
+            return Vec::new();
+        }
+        twice.dedup();
+        drop(keys);
+        let twice: PairSet = twice.into_iter().collect();
+        // the first edge of a repeated pair stays, the later ones go
+        let mut seen = PairSet::default();
+        self.edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                let k = pair_key(e.u, e.v);
+                twice.contains(&k) && !seen.insert(k)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The error for the first repeated pair, if any (strict mode).
+    fn first_repeated(&self, sink: &Sink) -> Option<InputError> {
+        let i = *self.repeated().first()?;
+        let e = self.edges[i];
+        Some(sink.err(self.lines[i], ErrorKind::DuplicateEdge(e.u, e.v)))
+    }
+
+    /// Drops the repeated pairs (lenient mode), noting each in `sink`; the
+    /// sink's notes stay the first ones in file order.
+    fn drop_repeated(&mut self, sink: &mut Sink) {
+        let rep = self.repeated();
+        if rep.is_empty() {
+            return;
+        }
+        for &i in &rep {
+            let e = self.edges[i];
+            self.degree[e.u as usize] -= 1;
+            self.degree[e.v as usize] -= 1;
+            // (past the sink's cap too: these may come before its notes)
+            let err = sink.err(self.lines[i], ErrorKind::DuplicateEdge(e.u, e.v));
+            sink.report.skipped += 1;
+            sink.report.first_errors.push(err);
+        }
+        sink.report.first_errors.sort_by_key(|e| e.line);
+        sink.report.first_errors.truncate(MAX_REPORTED_ERRORS);
+        let mut k = 0;
+        let mut next = rep.iter().peekable();
+        self.edges.retain(|_| {
+            let drop = next.peek() == Some(&&k);
+            if drop {
+                next.next();
+            }
+            k += 1;
+            !drop
+        });
+        self.lines.clear();
     }
 
     /// First declared degree that disagrees with the edges, in file order.
@@ -144,7 +212,7 @@ fn vertex_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKi
 }
 
 /// `e <u> <v> [<label>]`
-fn edge_record(b: &mut Builder, f: &Fields) -> Result<(), ErrorKind> {
+fn edge_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind> {
     if !(3..=4).contains(&f.n) {
         return Err(malformed(format!(
             "`e` line needs `e <u> <v> [<label>]`, found {} fields",
@@ -158,7 +226,7 @@ fn edge_record(b: &mut Builder, f: &Fields) -> Result<(), ErrorKind> {
     } else {
         None
     };
-    b.add_edge(u, v, label)
+    b.add_edge(line, u, v, label)
 }
 
 /// `t <vertices> <edges>`
@@ -212,7 +280,7 @@ pub(crate) fn read_ve(
         let f = Fields::split(text);
         let r = match (f.get(0), dialect) {
             ("v", _) => vertex_record(&mut b, line, &f),
-            ("e", _) => edge_record(&mut b, &f),
+            ("e", _) => edge_record(&mut b, line, &f),
             ("t", Dialect::Graph) => Err(malformed("the `t` header must be the first data line and appear once")),
             ("t", Dialect::Csm) => Err(malformed(
                 "unexpected `t` header in a CSM graph file (use the graph format)",
@@ -222,8 +290,16 @@ pub(crate) fn read_ve(
             (tok, Dialect::Csm) => Err(malformed(format!("unknown record `{tok}` (expected v or e)"))),
         };
         if let Err(k) = r {
-            sink.skip(line, k)?;
+            if let Err(e) = sink.skip(line, k) {
+                // a repeated pair before this line is the first error
+                return Err(b.first_repeated(&sink).unwrap_or(e));
+            }
         }
+    }
+    if opts.lenient {
+        b.drop_repeated(&mut sink);
+    } else if let Some(e) = b.first_repeated(&sink) {
+        return Err(e);
     }
     if !opts.lenient {
         if let Some((line, n, m)) = header {
@@ -370,6 +446,32 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("declares degree 2 but has 1")));
         let e = err("t 1 0\nv 0 0\nt 1 0\n");
         assert_eq!(e.line, 3);
+    }
+
+    /// Repeated pairs are found after the pass, yet reported as if at their
+    /// line: before a later bad line (strict), after an earlier one, and
+    /// among the first reported problems in file order (lenient).
+    #[test]
+    fn repeated_pairs_keep_their_place_among_errors() {
+        let head = "t 3 3\nv 0 0\nv 1 0\nv 2 0\ne 0 1\n";
+        let e = err(&format!("{head}e 1 0\nbad\ne 1 2\n"));
+        assert_eq!((e.line, e.kind), (6, ErrorKind::DuplicateEdge(1, 0)));
+        let e = err(&format!("{head}bad\ne 1 0\ne 1 2\n"));
+        assert_eq!(e.line, 6);
+        assert!(matches!(e.kind, ErrorKind::Malformed(_)), "{e}");
+        // lenient: a repeated pair early, then more bad lines than are reported
+        let bad = "bad\n".repeat(MAX_REPORTED_ERRORS + 3);
+        let c = format!("t 3 3\nv 0 0\nv 1 0\nv 2 0\nbad\ne 0 1\ne 1 0\n{bad}e 1 2\ne 2 1\n");
+        let (g, r) = read_graph_format(&c, "x", &lenient()).unwrap();
+        assert_eq!(g.edges, vec![Edge::new(0, 1, 0), Edge::new(1, 2, 0)]);
+        assert_eq!(r.skipped, 1 + 1 + MAX_REPORTED_ERRORS + 3 + 1);
+        assert_eq!(r.first_errors.len(), MAX_REPORTED_ERRORS);
+        assert_eq!(r.first_errors[0].line, 5);
+        assert_eq!(
+            (r.first_errors[1].line, &r.first_errors[1].kind),
+            (7, &ErrorKind::DuplicateEdge(1, 0))
+        );
+        assert!(r.first_errors.windows(2).all(|w| w[0].line < w[1].line));
     }
 
     #[test]
