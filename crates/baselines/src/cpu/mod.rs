@@ -97,9 +97,6 @@ impl Default for HubRule {
     }
 }
 
-/// Commits `g`'s staged batch after refreshing `hubs` from the lists it
-/// changed (which [`Hubs::update`] needs before the commit), keeping the
-/// groups of the new lists that the batch's matching built.
 /// The counts of a one-edge batch with symmetry rules ([`single_edge`]),
 /// on a committed graph `g` that is G ∩ G' of the batch (the graph before
 /// an insertion, after a deletion; nothing pending), with the hubs' committed
@@ -119,6 +116,9 @@ fn count_single_edge(
     count_delta_adaptive(&view, plans, Some(sym), delta, pool, ex)
 }
 
+/// Commits `g`'s staged batch after refreshing `hubs` from the lists it
+/// changed (which [`Hubs::update`] needs before the commit), keeping the
+/// groups of the new lists that the batch's matching built.
 fn commit_with_hubs(g: &mut DynamicGraph, hubs: &mut Option<Hubs>, built: NewGroups) {
     if let Some(hubs) = hubs {
         hubs.update(&*g, g.touched(), g.pending_delta());
