@@ -45,6 +45,22 @@ const SEQUENTIAL_SPAN: usize = 4096;
 /// overlapped; the triangle is at about half).
 const SEQUENTIAL_MARGIN: f64 = 0.75;
 
+/// An overlapped run whose wall time per update is below this is mostly
+/// overhead (versions, thread hand-offs), and the matching time its updates
+/// took on the threads overstates what one thread spends on them (cold
+/// caches, contention): an edge-labelled 4-vertex query measured 3.3 µs of
+/// matching per update in its run against 0.5 µs one by one. After such a
+/// run the engine measures one by one directly on the next
+/// [`SAMPLE_SPAN`] updates ([`OverlapChoice::sampling`]), then runs another
+/// short overlapped run: a stream's first run pays for warming up (the
+/// diamond on Enron: 12 µs per update in the first run, 6 µs later), so
+/// the sample is held against the second.
+const LIGHT_EACH: f64 = 50e-6;
+
+/// Updates of a one-by-one sample after a light run (the first quarter
+/// is not counted: it rebuilds what the run left cold).
+const SAMPLE_SPAN: usize = 256;
+
 /// Whether overlapping pays for the query and stream at hand. An overlapped
 /// run copies each update's endpoint lists into versions; for the lightest
 /// queries (a triangle's update is one intersection of those same lists)
@@ -54,7 +70,8 @@ const SEQUENTIAL_MARGIN: f64 = 0.75;
 /// updates took summed over threads, i.e. what one thread would spend);
 /// when one by one would have been clearly quicker ([`SEQUENTIAL_MARGIN`])
 /// in two runs in a row, the next [`SEQUENTIAL_SPAN`] updates go one by one,
-/// then a short run ([`PROBE_RUN`]) measures again.
+/// then a short run ([`PROBE_RUN`]) measures again. A light run
+/// ([`LIGHT_EACH`]) is checked against a short one-by-one sample instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct OverlapChoice {
     /// Updates left to process one by one.
@@ -66,6 +83,13 @@ pub(super) struct OverlapChoice {
     /// Graph-update seconds per update when processed one by one (latest
     /// sequential span), if measured.
     update_seconds_each: Option<f64>,
+    /// A one-by-one sample runs after a light overlapped run.
+    sampling: bool,
+    /// Seconds per update one by one in that sample, held against the next
+    /// overlapped run's wall seconds per update: below
+    /// [`SEQUENTIAL_MARGIN`] of them, the next [`SEQUENTIAL_SPAN`] updates
+    /// go one by one.
+    sampled_each: Option<f64>,
 }
 
 /// What an overlapped run measured.
@@ -113,6 +137,13 @@ impl CpuEngine {
                 let updating: f64 = out[from..].iter().map(|r| r.update_seconds).sum();
                 self.overlap.update_seconds_each = Some(updating / span.len() as f64);
                 self.overlap.sequential_left -= span.len();
+                if self.overlap.sequential_left == 0 && std::mem::take(&mut self.overlap.sampling) {
+                    // the first quarter warms up (the hubs' groups the run's
+                    // commit dropped are built again)
+                    let warm = &out[from + span.len() / 4..];
+                    let each = warm.iter().map(|r| r.seconds + r.update_seconds).sum::<f64>() / warm.len() as f64;
+                    self.overlap.sampled_each = Some(each);
+                }
                 rest = tail;
                 continue;
             }
@@ -139,7 +170,22 @@ impl CpuEngine {
             .map_or(clock.updating, |each| each * n as f64);
         let one_by_one = clock.matching + updating;
         self.overlap.measured = true;
-        if one_by_one >= SEQUENTIAL_MARGIN * clock.wall {
+        let run_each = clock.wall / n.max(1) as f64;
+        if let Some(each) = self.overlap.sampled_each.take() {
+            // the run after a one-by-one sample decides
+            self.overlap.strikes = 0;
+            if each < SEQUENTIAL_MARGIN * run_each {
+                self.overlap.sequential_left = SEQUENTIAL_SPAN;
+                self.overlap.measured = false;
+            }
+        } else if one_by_one >= SEQUENTIAL_MARGIN * clock.wall && run_each < LIGHT_EACH {
+            // a light run: measure one by one itself on the next updates,
+            // then probe again
+            self.overlap.strikes = 0;
+            self.overlap.sampling = true;
+            self.overlap.sequential_left = SAMPLE_SPAN;
+            self.overlap.measured = false;
+        } else if one_by_one >= SEQUENTIAL_MARGIN * clock.wall {
             self.overlap.strikes = 0;
         } else if self.overlap.strikes == 0 {
             // once may be noise (a thread descheduled): probe again
@@ -349,6 +395,32 @@ mod tests {
         e.choose(&clock(1.0, 0.6, 0.3), 100);
         e.choose(&clock(1.0, 0.6, 0.3), 100);
         assert_eq!(e.overlap.sequential_left, SEQUENTIAL_SPAN);
+        // a light run that its own clock keeps overlapped is followed by a
+        // one-by-one sample (and a short run), and the run after the sample
+        // decides against it
+        for (sample_each, one_by_one) in [(2e-6, true), (3.5e-6, false)] {
+            e.overlap = OverlapChoice::default();
+            e.choose(&clock(1e-3, 1.2e-3, 0.3e-3), 250);
+            assert_eq!(
+                (e.overlap.sequential_left, e.overlap.sampling, e.overlap.measured),
+                (SAMPLE_SPAN, true, false)
+            );
+            e.overlap.sequential_left = 0;
+            e.overlap.sampling = false;
+            e.overlap.sampled_each = Some(sample_each);
+            e.choose(&clock(1e-3, 1.2e-3, 0.3e-3), 250); // 4 µs per update
+            let want = if one_by_one {
+                (SEQUENTIAL_SPAN, false)
+            } else {
+                (0, true)
+            };
+            assert_eq!((e.overlap.sequential_left, e.overlap.measured), want, "{sample_each}");
+            assert_eq!(e.overlap.sampled_each, None);
+        }
+        // a heavy run is not sampled
+        e.overlap = OverlapChoice::default();
+        e.choose(&clock(1.0, 1.2, 0.3), 256);
+        assert_eq!((e.overlap.sequential_left, e.overlap.sampling), (0, false));
     }
 
     /// A stream that alternates overlapped runs and one-by-one spans (forced
