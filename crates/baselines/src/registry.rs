@@ -32,6 +32,7 @@ impl Default for EngineOptions {
 pub const ENGINES: &[&str] = &[
     "cpu",
     "cpu-nosym",
+    "cpu-whole",
     "oracle",
     "vf2",
     "stwig",
@@ -51,6 +52,8 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
     Ok(match name {
         "cpu" => Box::new(cpu(opts)?),
         "cpu-nosym" => Box::new(cpu(opts)?.without_symmetry()),
+        // the edge filter is continuous matching's only
+        "cpu-whole" => Box::new(cpu(opts)?),
         "oracle" => Box::new(BruteForce),
         "vf2" => Box::new(Vf2),
         "stwig" => Box::new(crate::stwig::Stwig::new().with_threads(opts.threads)?),
@@ -66,6 +69,7 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
     Ok(match name {
         "cpu" => Box::new(cpu(opts)?),
         "cpu-nosym" => Box::new(cpu(opts)?.without_symmetry()),
+        "cpu-whole" => Box::new(cpu(opts)?.without_edge_filter()),
         "oracle" => Box::new(Recount::new(BruteForce)),
         "vf2" => Box::new(Recount::new(Vf2)),
         "stwig" => Box::new(Recount::new(crate::stwig::Stwig::new().with_threads(opts.threads)?)),

@@ -7,6 +7,8 @@
 //! * [`by_label`]: [`CsrByLabel`], a CSR whose lists can be read one neighbour label at a time.
 //! * [`hub_groups`]: [`HubLabelGroups`], label groups of a view's hub lists, built lazily per batch.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
+//! * [`relevant`]: [`EdgeFilter`] and [`OtherEdges`], a one-query matcher's graph split
+//!   into the edges the query can use and the rest (RapidFlow's views by label triple).
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
 //!   single-edge updates (DCSM's multi-version graph), to match them concurrently.
@@ -45,6 +47,7 @@ pub mod error;
 pub mod format;
 pub mod gen;
 pub mod hub_groups;
+pub mod relevant;
 mod slices;
 pub mod types;
 pub mod versions;
@@ -56,6 +59,7 @@ pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Staging, Strictness};
 pub use error::{ErrorKind, InputError};
 pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
+pub use relevant::{EdgeFilter, OtherEdges, Route, Routed};
 pub use types::*;
 pub use versions::{UpdateVersions, VersionView};
 pub use view::{GraphView, LabelGroup, Nbrs, Version};

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 use csm_planner::query::MAX_QUERY_VERTICES;
 
 mod capped;
+mod others;
 mod overlap;
 
 /// Tasks per thread when a node's children are split; a level with fewer
@@ -63,6 +64,11 @@ pub struct CpuEngine {
     hub_rule: HubRule,
     /// The first time slice of a capped count's race ([`capped`]).
     first_slice: std::time::Duration,
+    /// Whether continuous matching keeps the edges the query cannot use
+    /// apart from its graph ([`others`]; default true).
+    edge_filter: bool,
+    /// Those edges, when kept apart.
+    others: Option<others::Others>,
 }
 
 /// When continuous matching groups hub lists by label
@@ -160,6 +166,8 @@ impl CpuEngine {
             by_label: true,
             hub_rule: HubRule::default(),
             first_slice: capped::FIRST_SLICE,
+            edge_filter: true,
+            others: None,
         })
     }
 
@@ -174,6 +182,14 @@ impl CpuEngine {
     /// of grouping the lists by label first (for comparisons).
     pub fn without_label_groups(mut self) -> Self {
         self.by_label = false;
+        self
+    }
+
+    /// Continuous matching keeps every edge in the graph it matches on,
+    /// instead of keeping the edges whose label triple no query edge has
+    /// apart (for comparisons; see the `others` module).
+    pub fn without_edge_filter(mut self) -> Self {
+        self.edge_filter = false;
         self
     }
 
@@ -208,9 +224,22 @@ impl CpuEngine {
         self.threads
     }
 
-    /// The registered graph (after `init`).
+    /// The registered graph (after `init`): without the edges kept apart
+    /// ([`CpuEngine::edges_apart`]), which no match can use.
     pub fn graph(&self) -> Option<&DynamicGraph> {
         self.state.as_ref().map(|s| &s.0)
+    }
+
+    /// How many edges whose label triple no query edge has are kept apart
+    /// from [`CpuEngine::graph`] (0 when none are).
+    pub fn edges_apart(&self) -> usize {
+        self.others.as_ref().map_or(0, |o| o.len())
+    }
+
+    /// Forgets what was learned of the plans (after planning again).
+    fn reset_learning(&mut self) {
+        self.exec = Executor::default();
+        self.rate = WorkRate::default();
     }
 }
 
@@ -765,8 +794,7 @@ impl CpuEngine {
         let (plans, sym, hubs) = self.planned(g, q, &added);
         let state = self.state.as_mut().expect("checked above");
         (state.1, state.2, state.3) = (plans, sym, hubs);
-        self.exec = Executor::default();
-        self.rate = WorkRate::default();
+        self.reset_learning();
     }
 }
 
@@ -775,7 +803,14 @@ impl ContinuousMatcher for CpuEngine {
         "cpu"
     }
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        let dg = DynamicGraph::from_data(g)?;
+        self.others = None;
+        let dg = match self.edge_filter.then(|| others::Others::split(g, q)).flatten() {
+            Some((kept, others)) => {
+                self.others = Some(others);
+                DynamicGraph::from_data(&kept)?
+            }
+            None => DynamicGraph::from_data(g)?,
+        };
         let (plans, sym, hubs) = self.planned(&dg, q, &[]);
         self.state = Some((dg, plans, sym, hubs, q.clone()));
         self.rate = WorkRate::default();
@@ -783,6 +818,25 @@ impl ContinuousMatcher for CpuEngine {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        if self.others.is_some() {
+            return self.process_split(batch);
+        }
+        self.process_graph(batch)
+    }
+    /// With several threads, runs of single-edge updates are matched
+    /// concurrently on per-update snapshots (`overlap`).
+    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
+        if self.others.is_some() {
+            return self.process_each_split(batch, out);
+        }
+        self.process_each_overlapped(batch, out)
+    }
+}
+
+impl CpuEngine {
+    /// One batch on the registered graph (all of it, or the part that goes
+    /// to the graph when edges are kept apart).
+    fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         self.replan_for_new_labels(batch.updates);
         let min_work = self.parallel_bound();
         let (g, plans, sym, hubs, _) = self
@@ -884,11 +938,6 @@ impl ContinuousMatcher for CpuEngine {
             skipped,
             extra: Default::default(),
         })
-    }
-    /// With several threads, runs of single-edge updates are matched
-    /// concurrently on per-update snapshots (`overlap`).
-    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
-        self.process_each_overlapped(batch, out)
     }
 }
 

@@ -1,0 +1,463 @@
+//! The edges one query can use, kept apart from the rest.
+//!
+//! A match maps every query edge to a data edge whose end labels (and edge
+//! label, when the query has edge labels) equal the query edge's. An edge
+//! whose label triple matches no query edge is in no match, so a matcher
+//! that serves one query need not store it with the lists it intersects.
+//! RapidFlow (Sun et al., VLDB'22) keeps only such edges, in one view per
+//! label triple, and never looks at an update of another triple.
+//!
+//! [`EdgeFilter`] says which triples a query uses. [`OtherEdges`] holds the
+//! edges it drops, in a hash map, only so that updates are still validated
+//! exactly as the whole graph would validate them (a duplicate insertion or
+//! the deletion of a missing edge is an error whichever store holds the
+//! edge). [`OtherEdges::route`] splits a batch between the two stores: the
+//! matcher's [`DynamicGraph`] gets every vertex update and every edge update
+//! the filter keeps or that the graph itself must reject, and an update of
+//! a dropped triple costs a hash lookup instead of two sorted insertions.
+//!
+//! Removing a vertex removes its edges in both stores, which this module
+//! does not do: a matcher merges the stores back ([`OtherEdges::take`])
+//! before a batch that removes a vertex.
+
+use std::collections::{HashMap, HashSet};
+
+use foldhash::fast::FixedState;
+
+use crate::dynamic::{DynamicGraph, Strictness};
+use crate::error::{ErrorKind, InputError};
+use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::view::GraphView;
+
+/// The label triples of a query's edges, in both orientations: an edge
+/// `(u, v)` of the data graph can map to a query edge only when
+/// [`EdgeFilter::keeps`] its triple.
+#[derive(Clone, Debug)]
+pub struct EdgeFilter {
+    triples: HashSet<(Label, Label, Label), FixedState>,
+    by_edge_label: bool,
+}
+
+impl EdgeFilter {
+    /// `edges`: each query edge's end labels and edge label. With
+    /// `by_edge_label` false (a query without edge labels) any data edge
+    /// label matches.
+    pub fn new(edges: impl IntoIterator<Item = (Label, Label, Label)>, by_edge_label: bool) -> EdgeFilter {
+        let mut triples = HashSet::with_hasher(FixedState::default());
+        for (a, b, el) in edges {
+            let el = if by_edge_label { el } else { 0 };
+            triples.insert((a, b, el));
+            triples.insert((b, a, el));
+        }
+        EdgeFilter { triples, by_edge_label }
+    }
+
+    /// Whether an edge between labels `a` and `b` with (effective) edge
+    /// label `el` can map to a query edge.
+    #[inline]
+    pub fn keeps(&self, a: Label, b: Label, el: Label) -> bool {
+        self.triples.contains(&(a, b, if self.by_edge_label { el } else { 0 }))
+    }
+
+    /// `g` with only the edges the filter keeps, and the others; `None`
+    /// when `g` has an invalid edge (a self-loop, an unknown endpoint, a
+    /// repeated pair), which building the whole graph reports with its line.
+    pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
+        let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
+        let mut other = OtherEdges::default();
+        let mut kept = Vec::with_capacity(g.edges.len());
+        for &e in &g.edges {
+            let (Some(a), Some(b)) = (label(e.u), label(e.v)) else {
+                return None;
+            };
+            if e.u == e.v {
+                return None;
+            }
+            let el = if g.edge_labelled { e.label } else { 0 };
+            if self.keeps(a, b, el) {
+                kept.push(e);
+            } else if other.edges.insert(e.key(), el).is_some() {
+                return None;
+            }
+        }
+        // with edge labels one pair may hold a kept and a dropped triple
+        if g.edge_labelled && kept.iter().any(|e| other.edges.contains_key(&e.key())) {
+            return None;
+        }
+        let g = GraphData {
+            labels: g.labels.clone(),
+            edges: kept,
+            edge_labelled: g.edge_labelled,
+        };
+        Some((g, other))
+    }
+}
+
+/// Where [`OtherEdges::route`] sends one update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// To the matcher's graph: every vertex update, the edge updates the
+    /// filter keeps, and those the graph will reject itself.
+    Graph,
+    /// A valid insertion of a dropped edge (key and label).
+    Insert((VertexId, VertexId), Label),
+    /// A valid deletion of a dropped edge.
+    Remove((VertexId, VertexId)),
+    /// Rejected here: the insertion of a dropped edge that is present
+    /// (skipped in lenient mode).
+    Rejected,
+}
+
+/// A batch split by [`OtherEdges::route`].
+#[derive(Debug, Default)]
+pub struct Routed {
+    /// The updates for the matcher's graph, in order.
+    pub graph: Vec<LocatedUpdate>,
+    /// Per update of the batch, in order, where it went. In strict mode
+    /// routing stops at the first rejected update, which is then the last.
+    pub routes: Vec<Route>,
+    /// Strict mode: the first rejection here.
+    pub error: Option<InputError>,
+    /// Lenient mode: updates rejected here.
+    pub skipped: usize,
+}
+
+impl Routed {
+    /// Whether every update went to the graph.
+    pub fn all_graph(&self) -> bool {
+        self.routes.iter().all(|r| *r == Route::Graph)
+    }
+}
+
+/// What routing knows of an edge's place during a batch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the matcher's graph.
+    Graph,
+    /// In [`OtherEdges`].
+    Other,
+    /// In neither.
+    Absent,
+    /// Not in `OtherEdges`; in the graph or in neither (not looked up).
+    GraphOrAbsent,
+}
+
+/// The edges an [`EdgeFilter`] drops (key and edge label), kept to validate
+/// updates; see the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct OtherEdges {
+    edges: HashMap<(VertexId, VertexId), Label, FixedState>,
+}
+
+impl OtherEdges {
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    pub fn contains(&self, u: VertexId, v: VertexId) -> bool {
+        self.edges.contains_key(&(u.min(v), u.max(v)))
+    }
+
+    /// Heap bytes held (the map's table).
+    pub fn memory_bytes(&self) -> usize {
+        self.edges.capacity() * (std::mem::size_of::<((VertexId, VertexId), Label)>() + 1)
+    }
+
+    /// Whether `updates` remove a vertex (which [`OtherEdges::route`] does
+    /// not handle).
+    pub fn removes_vertex(updates: &[LocatedUpdate]) -> bool {
+        updates.iter().any(|u| matches!(u.update, Update::RemoveVertex { .. }))
+    }
+
+    /// Splits `updates` between `g` (the graph of the edges `filter` keeps,
+    /// nothing pending) and this store, in order, as validation of the
+    /// whole graph would see them: an update goes to the store that holds
+    /// its edge, a new edge to the store its triple belongs to. Only the
+    /// insertion of an edge held here can be rejected here; every other
+    /// invalid update goes to `g`, whose validation names it exactly as
+    /// before. The stores are not changed: apply the routes with
+    /// [`OtherEdges::apply`] once `g` took its part.
+    ///
+    /// # Panics
+    /// If `updates` remove a vertex ([`OtherEdges::removes_vertex`]).
+    pub fn route(
+        &self,
+        g: &DynamicGraph,
+        filter: &EdgeFilter,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Routed {
+        let labels = g.labels();
+        let edge_labelled = g.edge_labelled();
+        let mut added: HashMap<VertexId, Label, FixedState> = HashMap::default();
+        let mut places: HashMap<(VertexId, VertexId), Place, FixedState> = HashMap::default();
+        let label_of = |added: &HashMap<VertexId, Label, FixedState>, v: VertexId| match labels.get(v as usize) {
+            Some(&l) if l != ABSENT => Some(l),
+            _ => added.get(&v).copied(),
+        };
+        let mut out = Routed {
+            routes: Vec::with_capacity(updates.len()),
+            ..Routed::default()
+        };
+        for lu in updates {
+            let route = match lu.update {
+                Update::AddVertex { id, label } => {
+                    // the checks of the graph's own validation, which
+                    // rejects this update exactly when it is not added here
+                    if id <= MAX_VERTEX_ID && label != ABSENT && label_of(&added, id).is_none() {
+                        added.insert(id, label);
+                    }
+                    Route::Graph
+                }
+                Update::RemoveVertex { .. } => panic!("OtherEdges::route: a batch that removes a vertex"),
+                Update::AddEdge(e) | Update::RemoveEdge(e) => {
+                    let (lu_, lv) = (label_of(&added, e.u), label_of(&added, e.v));
+                    match (lu_, lv) {
+                        (Some(a), Some(b)) if e.u != e.v => {
+                            let insert = matches!(lu.update, Update::AddEdge(_));
+                            let key = e.key();
+                            let place = places.get(&key).copied().unwrap_or_else(|| {
+                                if self.edges.contains_key(&key) {
+                                    Place::Other
+                                } else {
+                                    Place::GraphOrAbsent
+                                }
+                            });
+                            let el = if edge_labelled { e.label } else { 0 };
+                            let (route, after) = step(place, insert, filter.keeps(a, b, el), || {
+                                // without edge labels a graph edge's triple is
+                                // its key's, which the filter keeps
+                                edge_labelled && g.edge_label(key.0, key.1).is_some()
+                            });
+                            places.insert(key, after);
+                            match route {
+                                Step::Graph => Route::Graph,
+                                Step::Insert => Route::Insert(key, el),
+                                Step::Remove => Route::Remove(key),
+                                Step::Duplicate => Route::Rejected,
+                            }
+                        }
+                        // a self-loop or an unknown endpoint: the graph names it
+                        _ => Route::Graph,
+                    }
+                }
+            };
+            out.routes.push(route);
+            match route {
+                Route::Graph => out.graph.push(*lu),
+                Route::Rejected => {
+                    let Update::AddEdge(e) = lu.update else {
+                        unreachable!("only insertions are rejected here")
+                    };
+                    let (a, b) = e.key();
+                    let err = InputError::new(source, lu.line, ErrorKind::DuplicateEdge(a, b));
+                    match strictness {
+                        Strictness::Strict => {
+                            out.error = Some(err);
+                            break;
+                        }
+                        Strictness::Lenient => out.skipped += 1,
+                    }
+                }
+                Route::Insert(..) | Route::Remove(_) => {}
+            }
+        }
+        out
+    }
+
+    /// Applies the first `n` routes of a batch (their insertions and
+    /// deletions of dropped edges).
+    pub fn apply(&mut self, routes: &[Route]) {
+        for r in routes {
+            match *r {
+                Route::Insert(key, el) => {
+                    self.edges.insert(key, el);
+                }
+                Route::Remove(key) => {
+                    self.edges.remove(&key);
+                }
+                Route::Graph | Route::Rejected => {}
+            }
+        }
+    }
+
+    /// Empties the store, returning its edges as insertions (line 0), to
+    /// be merged into the graph.
+    pub fn take(&mut self) -> Vec<LocatedUpdate> {
+        std::mem::take(&mut self.edges)
+            .into_iter()
+            .map(|((u, v), el)| LocatedUpdate {
+                line: 0,
+                update: Update::AddEdge(Edge::new(u, v, el)),
+            })
+            .collect()
+    }
+}
+
+/// What one valid-looking edge update does ([`step`]).
+enum Step {
+    Graph,
+    Insert,
+    Remove,
+    Duplicate,
+}
+
+/// One edge update at an edge in `place`: where it goes and the edge's
+/// place after it. `kept`: whether the filter keeps the update's triple;
+/// `in_graph`: whether the graph holds the edge (asked only when needed).
+fn step(place: Place, insert: bool, kept: bool, in_graph: impl FnOnce() -> bool) -> (Step, Place) {
+    match (place, insert) {
+        (Place::Other, true) => (Step::Duplicate, Place::Other),
+        (Place::Other, false) => (Step::Remove, Place::Absent),
+        // present in the graph (a duplicate, which the graph rejects) or
+        // added there (whether it was absent or not, it is there after)
+        (Place::Graph, true) => (Step::Graph, Place::Graph),
+        (Place::Absent | Place::GraphOrAbsent, true) if kept => (Step::Graph, Place::Graph),
+        (Place::GraphOrAbsent, true) if in_graph() => (Step::Graph, Place::Graph),
+        (Place::Absent | Place::GraphOrAbsent, true) => (Step::Insert, Place::Other),
+        // a deletion the graph accepts or (absent) rejects; absent after
+        (Place::Graph | Place::Absent | Place::GraphOrAbsent, false) => (Step::Graph, Place::Absent),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lu(line: usize, update: Update) -> LocatedUpdate {
+        LocatedUpdate { line, update }
+    }
+
+    /// Labels 0 and 1; the filter keeps 0-1 edges only.
+    fn setup(edge_labelled: bool) -> (DynamicGraph, EdgeFilter, OtherEdges) {
+        let g = GraphData {
+            labels: vec![0, 1, 0, 1],
+            edges: vec![Edge::new(0, 1, 0), Edge::new(0, 2, 0), Edge::new(1, 3, 0)],
+            edge_labelled,
+        };
+        let filter = EdgeFilter::new([(0, 1, 0)], edge_labelled);
+        let (kept, other) = filter.split(&g).expect("a valid graph");
+        (DynamicGraph::from_data(&kept).unwrap(), filter, other)
+    }
+
+    #[test]
+    fn split_keeps_the_query_triples() {
+        let (g, _, other) = setup(false);
+        assert_eq!(g.num_edges(), 1);
+        assert!(other.contains(0, 2) && other.contains(3, 1) && !other.contains(0, 1));
+    }
+
+    #[test]
+    fn split_declines_invalid_graphs() {
+        let f = EdgeFilter::new([(0, 1, 0)], true);
+        let g = |edges: Vec<Edge>| GraphData {
+            labels: vec![0, 1, 0, ABSENT],
+            edges,
+            edge_labelled: true,
+        };
+        assert!(f.split(&g(vec![Edge::new(0, 1, 0), Edge::new(0, 2, 0)])).is_some());
+        for bad in [
+            vec![Edge::new(2, 2, 0)],
+            vec![Edge::new(0, 3, 0)],
+            vec![Edge::new(0, 7, 0)],
+            vec![Edge::new(0, 2, 0), Edge::new(2, 0, 4)],
+            vec![Edge::new(0, 1, 0), Edge::new(1, 0, 4)],
+        ] {
+            assert!(f.split(&g(bad.clone())).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_dropped_edge_is_inserted_deleted_and_inserted_again_in_one_batch() {
+        let (g, f, other) = setup(false);
+        let e = Edge::new(2, 3, 0); // labels 0-1: kept
+        let d = Edge::new(2, 0, 0); // labels 0-0: dropped, present
+        let ups = [
+            lu(1, Update::RemoveEdge(d)),
+            lu(2, Update::AddEdge(d)),
+            lu(3, Update::AddEdge(e)),
+            lu(4, Update::RemoveEdge(d)),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        assert!(r.error.is_none());
+        assert_eq!(
+            r.routes,
+            [
+                Route::Remove((0, 2)),
+                Route::Insert((0, 2), 0),
+                Route::Graph,
+                Route::Remove((0, 2))
+            ]
+        );
+        assert_eq!(r.graph.len(), 1);
+    }
+
+    #[test]
+    fn a_duplicate_of_a_dropped_edge_is_rejected_here_with_its_line() {
+        let (g, f, other) = setup(false);
+        let ups = [
+            lu(7, Update::AddEdge(Edge::new(1, 2, 0))),
+            lu(8, Update::AddEdge(Edge::new(2, 0, 0))),
+            lu(9, Update::AddEdge(Edge::new(3, 0, 0))),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        let err = r.error.expect("a duplicate");
+        assert_eq!(err.line, 8);
+        assert_eq!(r.routes.len(), 2, "routing stops at the error");
+        let r = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!((r.skipped, r.routes.len()), (1, 3));
+    }
+
+    #[test]
+    fn updates_the_graph_rejects_go_to_the_graph() {
+        let (g, f, other) = setup(false);
+        let ups = [
+            lu(1, Update::AddEdge(Edge::new(2, 2, 0))),    // self-loop
+            lu(2, Update::AddEdge(Edge::new(0, 9, 0))),    // unknown vertex
+            lu(3, Update::RemoveEdge(Edge::new(3, 3, 0))), // self-loop
+            lu(4, Update::RemoveEdge(Edge::new(2, 1, 0))), // missing, kept triple
+            lu(5, Update::RemoveEdge(Edge::new(0, 3, 0))), // missing, kept triple
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        assert!(r.routes.iter().all(|&x| x == Route::Graph));
+        // a vertex added in the batch gives its label to later edges
+        let ups = [
+            lu(1, Update::AddVertex { id: 9, label: 0 }),
+            lu(2, Update::AddEdge(Edge::new(0, 9, 0))),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 9), 0)]);
+    }
+
+    #[test]
+    fn with_edge_labels_a_key_lives_where_its_present_edge_is() {
+        let (g, f, other) = setup(true);
+        // 0-1 holds label 0 (kept); inserting it with label 5 (dropped
+        // triple) is a duplicate the graph must see
+        let ups = [lu(1, Update::AddEdge(Edge::new(1, 0, 5)))];
+        assert_eq!(
+            other.route(&g, &f, &ups, "s", Strictness::Strict).routes,
+            [Route::Graph]
+        );
+        // deleted first, it is a new dropped edge
+        let ups = [
+            lu(1, Update::RemoveEdge(Edge::new(1, 0, 3))),
+            lu(2, Update::AddEdge(Edge::new(1, 0, 5))),
+            lu(3, Update::AddEdge(Edge::new(1, 0, 0))),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 1), 5), Route::Rejected]);
+        // 0-2 is held here with label 0; a kept label does not move it
+        let ups = [lu(4, Update::AddEdge(Edge::new(0, 2, 0)))];
+        let f01 = EdgeFilter::new([(0, 0, 0)], true);
+        assert_eq!(
+            other.route(&g, &f01, &ups, "s", Strictness::Strict).routes,
+            [Route::Rejected]
+        );
+    }
+}
