@@ -64,24 +64,30 @@ impl EdgeFilter {
     /// repeated pair), which building the whole graph reports with its line.
     pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
         let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
-        let mut other = OtherEdges::default();
-        let mut kept = Vec::with_capacity(g.edges.len());
-        for &e in &g.edges {
+        let effective = |e: &Edge| if g.edge_labelled { e.label } else { 0 };
+        // which edges stay, checked first so that both stores are sized once
+        let mut stays = Vec::with_capacity(g.edges.len());
+        for e in &g.edges {
             let (Some(a), Some(b)) = (label(e.u), label(e.v)) else {
                 return None;
             };
             if e.u == e.v {
                 return None;
             }
-            let el = if g.edge_labelled { e.label } else { 0 };
-            if self.keeps(a, b, el) {
-                kept.push(e);
-            } else if other.edges.insert(e.key(), el).is_some() {
+            stays.push(self.keeps(a, b, effective(e)));
+        }
+        let n_kept = stays.iter().filter(|&&k| k).count();
+        let mut other = OtherEdges::with_capacity(g.edge_labelled, g.edges.len() - n_kept);
+        let mut kept = Vec::with_capacity(n_kept);
+        for (e, stays) in g.edges.iter().zip(stays) {
+            if stays {
+                kept.push(*e);
+            } else if !other.edges.insert(e.key(), effective(e)) {
                 return None;
             }
         }
         // with edge labels one pair may hold a kept and a dropped triple
-        if g.edge_labelled && kept.iter().any(|e| other.edges.contains_key(&e.key())) {
+        if g.edge_labelled && kept.iter().any(|e| other.edges.contains(e.key())) {
             return None;
         }
         let g = GraphData {
@@ -146,25 +152,119 @@ enum Place {
 /// updates; see the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct OtherEdges {
-    edges: HashMap<(VertexId, VertexId), Label, FixedState>,
+    edges: EdgeMap,
+}
+
+/// Edge keys (`u < v` packed in a `u64`), with their labels only when the
+/// graph has edge labels: 9 bytes a slot without (the CSR holds 8 bytes an
+/// edge), 13 with.
+#[derive(Clone, Debug)]
+enum EdgeMap {
+    Plain(HashSet<u64, FixedState>),
+    Labelled(HashMap<u64, Label, FixedState>),
+}
+
+impl Default for EdgeMap {
+    fn default() -> Self {
+        EdgeMap::Plain(HashSet::default())
+    }
+}
+
+#[inline]
+fn pack(key: (VertexId, VertexId)) -> u64 {
+    (key.0 as u64) << 32 | key.1 as u64
+}
+
+impl EdgeMap {
+    fn len(&self) -> usize {
+        match self {
+            EdgeMap::Plain(m) => m.len(),
+            EdgeMap::Labelled(m) => m.len(),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, key: (VertexId, VertexId)) -> bool {
+        match self {
+            EdgeMap::Plain(m) => m.contains(&pack(key)),
+            EdgeMap::Labelled(m) => m.contains_key(&pack(key)),
+        }
+    }
+
+    /// Whether the key was new.
+    fn insert(&mut self, key: (VertexId, VertexId), label: Label) -> bool {
+        match self {
+            EdgeMap::Plain(m) => m.insert(pack(key)),
+            EdgeMap::Labelled(m) => m.insert(pack(key), label).is_none(),
+        }
+    }
+
+    fn remove(&mut self, key: (VertexId, VertexId)) {
+        match self {
+            EdgeMap::Plain(m) => {
+                m.remove(&pack(key));
+            }
+            EdgeMap::Labelled(m) => {
+                m.remove(&pack(key));
+            }
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            EdgeMap::Plain(m) => m.capacity() * 9,
+            EdgeMap::Labelled(m) => m.capacity() * 13,
+        }
+    }
+
+    fn into_edges(self) -> Vec<Edge> {
+        let unpack = |k: u64| ((k >> 32) as VertexId, k as VertexId);
+        match self {
+            EdgeMap::Plain(m) => m
+                .into_iter()
+                .map(|k| {
+                    let (u, v) = unpack(k);
+                    Edge::new(u, v, 0)
+                })
+                .collect(),
+            EdgeMap::Labelled(m) => m
+                .into_iter()
+                .map(|(k, l)| {
+                    let (u, v) = unpack(k);
+                    Edge::new(u, v, l)
+                })
+                .collect(),
+        }
+    }
 }
 
 impl OtherEdges {
+    /// An empty store for about `n` edges, keeping their labels when the
+    /// graph has edge labels.
+    pub fn with_capacity(edge_labelled: bool, n: usize) -> OtherEdges {
+        let edges = if edge_labelled {
+            EdgeMap::Labelled(HashMap::with_capacity_and_hasher(n, FixedState::default()))
+        } else {
+            EdgeMap::Plain(HashSet::with_capacity_and_hasher(n, FixedState::default()))
+        };
+        OtherEdges { edges }
+    }
+
     pub fn len(&self) -> usize {
         self.edges.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.edges.is_empty()
+        self.edges.len() == 0
     }
 
     pub fn contains(&self, u: VertexId, v: VertexId) -> bool {
-        self.edges.contains_key(&(u.min(v), u.max(v)))
+        self.edges.contains((u.min(v), u.max(v)))
     }
 
-    /// Heap bytes held (the map's table).
+    /// Heap bytes held (the table's slots and control bytes).
     pub fn memory_bytes(&self) -> usize {
-        self.edges.capacity() * (std::mem::size_of::<((VertexId, VertexId), Label)>() + 1)
+        self.edges.bytes()
     }
 
     /// Whether `updates` remove a vertex (which [`OtherEdges::route`] does
@@ -222,7 +322,7 @@ impl OtherEdges {
                             let insert = matches!(lu.update, Update::AddEdge(_));
                             let key = e.key();
                             let place = places.get(&key).copied().unwrap_or_else(|| {
-                                if self.edges.contains_key(&key) {
+                                if self.edges.contains(key) {
                                     Place::Other
                                 } else {
                                     Place::GraphOrAbsent
@@ -278,9 +378,7 @@ impl OtherEdges {
                 Route::Insert(key, el) => {
                     self.edges.insert(key, el);
                 }
-                Route::Remove(key) => {
-                    self.edges.remove(&key);
-                }
+                Route::Remove(key) => self.edges.remove(key),
                 Route::Graph | Route::Rejected => {}
             }
         }
@@ -290,10 +388,11 @@ impl OtherEdges {
     /// be merged into the graph.
     pub fn take(&mut self) -> Vec<LocatedUpdate> {
         std::mem::take(&mut self.edges)
+            .into_edges()
             .into_iter()
-            .map(|((u, v), el)| LocatedUpdate {
+            .map(|e| LocatedUpdate {
                 line: 0,
-                update: Update::AddEdge(Edge::new(u, v, el)),
+                update: Update::AddEdge(e),
             })
             .collect()
     }
