@@ -16,6 +16,10 @@ pub struct EngineOptions {
     /// Static counts of the `cpu` engines read neighbour lists grouped by
     /// label ([`csm_graph::CsrByLabel`]) when labels matter (default true).
     pub label_groups: bool,
+    /// Continuous matching of the `cpu` engines keeps the edges of label
+    /// triples the query lacks apart from its graph (default true; see
+    /// [`csm_engine::apart`]).
+    pub edge_filter: bool,
 }
 
 impl Default for EngineOptions {
@@ -24,6 +28,7 @@ impl Default for EngineOptions {
             threads: 0,
             order: Arc::new(csm_planner::SampledOrder::default()),
             label_groups: true,
+            edge_filter: true,
         }
     }
 }
@@ -44,7 +49,8 @@ pub const ENGINES: &[&str] = &[
 /// The `cpu` engine with `opts`.
 fn cpu(opts: &EngineOptions) -> Result<CpuEngine, EngineError> {
     let e = CpuEngine::new(opts.threads, opts.order.clone())?;
-    Ok(if opts.label_groups { e } else { e.without_label_groups() })
+    let e = if opts.label_groups { e } else { e.without_label_groups() };
+    Ok(if opts.edge_filter { e } else { e.without_edge_filter() })
 }
 
 /// A static matcher by name.

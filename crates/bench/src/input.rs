@@ -361,12 +361,18 @@ pub struct EngineArgs {
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
     pub no_label_groups: bool,
+    /// Continuous matching (cpu and gpu engines) keeps every edge in the
+    /// graph it matches on, instead of keeping the edges whose label triple
+    /// no query edge has apart (for comparisons).
+    #[arg(long)]
+    pub whole_graph: bool,
 }
 
 impl EngineArgs {
     pub fn options(&self) -> Result<EngineOptions> {
         Ok(EngineOptions {
             label_groups: !self.no_label_groups,
+            edge_filter: !self.whole_graph,
             ..engine_options(self.threads, &self.order)?
         })
     }
@@ -386,7 +392,8 @@ impl EngineArgs {
                 self.budget
             ),
         };
-        Ok(csm_gpu::GpuEngine::new(variant, budget, order_strategy(&self.order)?)?)
+        let e = csm_gpu::GpuEngine::new(variant, budget, order_strategy(&self.order)?)?;
+        Ok(if self.whole_graph { e.without_edge_filter() } else { e })
     }
 
     /// The static matcher named by `--engine` (the registry's, or `gpu`).

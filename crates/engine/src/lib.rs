@@ -4,8 +4,13 @@
 //! * [`ContinuousMatcher`]: registered query, then batch → (positive, negative, time).
 //! * [`Recount`]: lifts any static matcher to a continuous one, exactly, by
 //!   counting G, G' and the common graph G ∩ G' (M(G ∩ G') = M(G) ∩ M(G')).
+//! * [`apart`]: [`EdgesApart`], for engines that keep the edges a query
+//!   cannot use out of the graph they match on.
 
 use std::time::Instant;
+
+pub mod apart;
+pub use apart::{EdgesApart, RoutedBatch};
 
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, InputError, LocatedUpdate, Strictness, Version};
 use csm_planner::{QueryError, QueryGraph};

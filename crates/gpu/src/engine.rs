@@ -18,8 +18,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
-use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Strictness, Version, VertexId};
 use csm_planner::{labels_plans_skip, static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
 
@@ -334,6 +334,11 @@ pub struct GpuEngine {
     /// batch changes hidden ([`ResidentCache::mask`]; the default), instead
     /// of on ZP's path (v9); set by [`GpuEngine::with_resident_bypass`].
     resident_bypass: bool,
+    /// Whether continuous matching keeps the edges the query cannot use
+    /// out of the host graph ([`EdgesApart`], as the CPU engine does;
+    /// default true), and those edges when it does.
+    edge_filter: bool,
+    apart: Option<EdgesApart>,
     gpu: Arc<Gpu>,
     inner: Mutex<Inner>,
 }
@@ -368,6 +373,8 @@ impl GpuEngine {
             resident_refresh: (crate::resident::SERIAL_BELOW, false),
             resident_commit: true,
             resident_bypass: true,
+            edge_filter: true,
+            apart: None,
             gpu,
             inner: Mutex::new(Inner {
                 matcher,
@@ -413,6 +420,19 @@ impl GpuEngine {
     pub fn with_resident_bypass(mut self, on: bool) -> Self {
         self.resident_bypass = on;
         self
+    }
+
+    /// Continuous matching keeps every edge in the host graph instead of
+    /// keeping the edges whose label triple no query edge has apart (for
+    /// comparisons; see [`csm_engine::apart`]).
+    pub fn without_edge_filter(mut self) -> Self {
+        self.edge_filter = false;
+        self
+    }
+
+    /// Edges kept apart from the host graph (0 when none are).
+    pub fn edges_apart(&self) -> usize {
+        self.apart.as_ref().map_or(0, |a| a.len())
     }
 
     /// The kernel time below which a small batch's seeds are not expanded
@@ -499,11 +519,65 @@ impl ContinuousMatcher for GpuEngine {
     }
 
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        let dg = DynamicGraph::from_data(g)?;
+        self.apart = None;
+        let dg = match self.edge_filter.then(|| EdgesApart::split(g, q)).flatten() {
+            Some((kept, apart)) => {
+                self.apart = Some(apart);
+                DynamicGraph::from_data(&kept)?
+            }
+            None => DynamicGraph::from_data(g)?,
+        };
         self.init_graph(dg, q)
     }
 
+    /// With edges kept apart, the host graph's part of the batch is matched
+    /// and the rest goes to the map; a batch that removes a vertex merges
+    /// the map back first (and registers the query again on the whole
+    /// graph: the host mirror is rebuilt).
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let Some(apart) = self.apart.as_ref() else {
+            return self.process_graph(batch);
+        };
+        if EdgesApart::must_merge(&batch) {
+            let apart = self.apart.take().expect("checked above");
+            let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+            let st = inner
+                .state
+                .take()
+                .ok_or_else(|| EngineError::NotInitialised(self.name.clone()))?;
+            let (mut graph, q) = (st.graph, st.plans.query);
+            drop(st.host);
+            graph.apply(&apart.into_updates(), "<edges kept apart>", Strictness::Strict)?;
+            self.init_graph(graph, &q)?;
+            return self.process_graph(batch);
+        }
+        let routed = {
+            let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+            let st = inner
+                .state
+                .as_ref()
+                .ok_or_else(|| EngineError::NotInitialised(self.name.clone()))?;
+            apart.route(&st.graph, batch)?
+        };
+        if routed.all_graph() {
+            return self.process_graph(batch);
+        }
+        let result = if routed.graph_part().is_empty() {
+            None
+        } else {
+            Some(self.process_graph(Batch {
+                updates: routed.graph_part(),
+                ..batch
+            })?)
+        };
+        Ok(routed.finish(self.apart.as_mut().expect("checked above"), result))
+    }
+}
+
+impl GpuEngine {
+    /// One batch on the host graph (all of it, or its part when edges are
+    /// kept apart).
+    fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let name = self.name.clone();
         let variant = self.variant;
         let commit_on_device = self.resident_commit;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_engine::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher};
 use csm_graph::{
     BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs, Label,
     LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
@@ -68,7 +68,7 @@ pub struct CpuEngine {
     /// apart from its graph ([`others`]; default true).
     edge_filter: bool,
     /// Those edges, when kept apart.
-    others: Option<others::Others>,
+    apart: Option<EdgesApart>,
 }
 
 /// When continuous matching groups hub lists by label
@@ -167,7 +167,7 @@ impl CpuEngine {
             hub_rule: HubRule::default(),
             first_slice: capped::FIRST_SLICE,
             edge_filter: true,
-            others: None,
+            apart: None,
         })
     }
 
@@ -233,7 +233,7 @@ impl CpuEngine {
     /// How many edges whose label triple no query edge has are kept apart
     /// from [`CpuEngine::graph`] (0 when none are).
     pub fn edges_apart(&self) -> usize {
-        self.others.as_ref().map_or(0, |o| o.len())
+        self.apart.as_ref().map_or(0, |o| o.len())
     }
 
     /// Forgets what was learned of the plans (after planning again).
@@ -803,10 +803,10 @@ impl ContinuousMatcher for CpuEngine {
         "cpu"
     }
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        self.others = None;
-        let dg = match self.edge_filter.then(|| others::Others::split(g, q)).flatten() {
-            Some((kept, others)) => {
-                self.others = Some(others);
+        self.apart = None;
+        let dg = match self.edge_filter.then(|| EdgesApart::split(g, q)).flatten() {
+            Some((kept, apart)) => {
+                self.apart = Some(apart);
                 DynamicGraph::from_data(&kept)?
             }
             None => DynamicGraph::from_data(g)?,
@@ -818,7 +818,7 @@ impl ContinuousMatcher for CpuEngine {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
-        if self.others.is_some() {
+        if self.apart.is_some() {
             return self.process_split(batch);
         }
         self.process_graph(batch)
@@ -826,7 +826,7 @@ impl ContinuousMatcher for CpuEngine {
     /// With several threads, runs of single-edge updates are matched
     /// concurrently on per-update snapshots (`overlap`).
     fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
-        if self.others.is_some() {
+        if self.apart.is_some() {
             return self.process_each_split(batch, out);
         }
         self.process_each_overlapped(batch, out)

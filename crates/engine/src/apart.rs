@@ -1,0 +1,141 @@
+//! [`EdgesApart`]: what an engine that serves one query needs to keep the
+//! edges the query cannot use out of the graph it matches on
+//! ([`csm_graph::relevant`]): the split at `init`, and each batch routed
+//! between the graph and the map of the other edges, with the errors of the
+//! whole graph's validation.
+
+use std::time::Instant;
+
+use csm_graph::{DynamicGraph, EdgeFilter, GraphData, LocatedUpdate, OtherEdges, Route, Routed, ABSENT};
+use csm_planner::QueryGraph;
+
+use crate::{Batch, BatchResult, EngineError};
+
+/// A query's [`EdgeFilter`] and the edges it drops.
+#[derive(Clone, Debug)]
+pub struct EdgesApart {
+    filter: EdgeFilter,
+    edges: OtherEdges,
+}
+
+impl EdgesApart {
+    /// `g` without the edges whose label triple no edge of `q` has, and
+    /// those edges; `None` when the filter could drop nothing (one vertex
+    /// label throughout and no edge labels in the query) or `g` has an
+    /// invalid edge (which building the whole graph then reports).
+    pub fn split(g: &GraphData, q: &QueryGraph) -> Option<(GraphData, EdgesApart)> {
+        let ql = q.labels();
+        let one = ql.iter().all(|&l| l == ql[0]);
+        if !q.edge_labelled() && one && g.labels.iter().all(|&l| l == ql[0] || l == ABSENT) {
+            return None;
+        }
+        let filter = EdgeFilter::new(
+            q.edges().iter().map(|&(a, b, el)| (ql[a], ql[b], el)),
+            q.edge_labelled(),
+        );
+        let (kept, edges) = filter.split(g)?;
+        Some((kept, EdgesApart { filter, edges }))
+    }
+
+    /// Edges kept apart.
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// Heap bytes of the map.
+    pub fn memory_bytes(&self) -> usize {
+        self.edges.memory_bytes()
+    }
+
+    /// Whether `batch` removes a vertex: its edges may be in both stores,
+    /// so the engine merges them first ([`EdgesApart::into_updates`]).
+    pub fn must_merge(batch: &Batch<'_>) -> bool {
+        OtherEdges::removes_vertex(batch.updates)
+    }
+
+    /// The edges kept apart, as insertions to apply to the graph.
+    pub fn into_updates(mut self) -> Vec<LocatedUpdate> {
+        self.edges.take()
+    }
+
+    /// Routes `batch` between `g` (nothing pending) and the map
+    /// ([`OtherEdges::route`]), in lenient mode, or in strict mode up to its
+    /// first invalid update, which is then the error returned: the one the
+    /// whole graph's validation names (an update `g` rejects before an
+    /// insertion the map rejects comes first).
+    pub fn route(&self, g: &DynamicGraph, batch: Batch<'_>) -> Result<RoutedBatch, EngineError> {
+        let t0 = Instant::now();
+        let routed = self
+            .edges
+            .route(g, &self.filter, batch.updates, batch.source, batch.strictness);
+        if let Some(err) = routed.error {
+            g.check(&routed.graph, batch.source)?;
+            return Err(err.into());
+        }
+        Ok(RoutedBatch {
+            routed,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Routes `batch` for one-at-a-time processing: as
+    /// [`EdgesApart::route`], but a strict error stays in the routes (the
+    /// updates before it are still processed), and the seconds spent.
+    pub fn route_each(&self, g: &DynamicGraph, batch: Batch<'_>) -> (Routed, f64) {
+        let t0 = Instant::now();
+        let routed = self
+            .edges
+            .route(g, &self.filter, batch.updates, batch.source, batch.strictness);
+        (routed, t0.elapsed().as_secs_f64())
+    }
+
+    /// Applies routes to the map (its insertions and deletions).
+    pub fn apply(&mut self, routes: &[Route]) {
+        self.edges.apply(routes);
+    }
+}
+
+/// A batch routed by [`EdgesApart::route`].
+#[derive(Debug)]
+pub struct RoutedBatch {
+    routed: Routed,
+    seconds: f64,
+}
+
+impl RoutedBatch {
+    /// Whether every update goes to the graph (then process the batch as
+    /// given and drop this).
+    pub fn all_graph(&self) -> bool {
+        self.routed.all_graph()
+    }
+
+    /// The graph's part of the batch, in order.
+    pub fn graph_part(&self) -> &[LocatedUpdate] {
+        &self.routed.graph
+    }
+
+    /// Once the graph took its part (with `result`, or none when the part
+    /// was empty): applies the map's part and charges it, and the routing,
+    /// to the batch's update time.
+    pub fn finish(self, apart: &mut EdgesApart, result: Option<BatchResult>) -> BatchResult {
+        let t = Instant::now();
+        apart.apply(&self.routed.routes);
+        let mut r = result.unwrap_or_default();
+        r.skipped += self.routed.skipped;
+        r.update_seconds += self.seconds + t.elapsed().as_secs_f64();
+        r
+    }
+}
+
+/// The result of an update that went to the map.
+pub fn apart_result(update_seconds: f64, skipped: usize) -> BatchResult {
+    BatchResult {
+        update_seconds,
+        skipped,
+        ..BatchResult::default()
+    }
+}
