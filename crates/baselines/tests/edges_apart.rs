@@ -184,3 +184,20 @@ fn a_pair_changes_store_when_its_edge_label_does() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// `csm match` counts on the edges of the query's triples
+    /// (`EdgesApart::kept`): the cpu engine there equals VF2 or brute force
+    /// on the whole graph.
+    #[test]
+    fn static_counts_on_kept_edges_equal_the_whole_graphs(seed in any::<u64>()) {
+        let (whole, data, q) = random_case(seed, seed % 3 == 0, 5);
+        let want = vf2_or_brute_force(&whole, &q);
+        let kept = csm_engine::EdgesApart::kept(&data, &q).unwrap_or(data);
+        let csr = csm_graph::CsrGraph::from_data(&kept).expect("valid");
+        let cpu = CpuEngine::new(1, Arc::new(CostOrder)).expect("pool");
+        prop_assert_eq!(csm_engine::StaticMatcher::count(&cpu, &csr, &q).unwrap(), want, "seed {}", seed);
+    }
+}

@@ -24,17 +24,29 @@ impl EdgesApart {
     /// label throughout and no edge labels in the query) or `g` has an
     /// invalid edge (which building the whole graph then reports).
     pub fn split(g: &GraphData, q: &QueryGraph) -> Option<(GraphData, EdgesApart)> {
+        let filter = Self::filter(g, q)?;
+        let (kept, edges) = filter.split(g)?;
+        Some((kept, EdgesApart { filter, edges }))
+    }
+
+    /// `g` with only the edges of `q`'s label triples, for a static count
+    /// ([`EdgeFilter::kept`]); `None` as for [`EdgesApart::split`].
+    pub fn kept(g: &GraphData, q: &QueryGraph) -> Option<GraphData> {
+        Self::filter(g, q)?.kept(g)
+    }
+
+    /// `q`'s filter, unless it could drop nothing from `g` (one vertex
+    /// label throughout and no edge labels in the query).
+    fn filter(g: &GraphData, q: &QueryGraph) -> Option<EdgeFilter> {
         let ql = q.labels();
         let one = ql.iter().all(|&l| l == ql[0]);
         if !q.edge_labelled() && one && g.labels.iter().all(|&l| l == ql[0] || l == ABSENT) {
             return None;
         }
-        let filter = EdgeFilter::new(
+        Some(EdgeFilter::new(
             q.edges().iter().map(|&(a, b, el)| (ql[a], ql[b], el)),
             q.edge_labelled(),
-        );
-        let (kept, edges) = filter.split(g)?;
-        Some((kept, EdgesApart { filter, edges }))
+        ))
     }
 
     /// Edges kept apart.

@@ -59,6 +59,32 @@ impl EdgeFilter {
         self.triples.contains(&(a, b, if self.by_edge_label { el } else { 0 }))
     }
 
+    /// `g` with only the edges the filter keeps (static counts: every
+    /// engine counts the same on it); `None` when `g` has a self-loop or an
+    /// unknown endpoint, which building the whole graph reports with its
+    /// line. Repeated pairs among the dropped edges are not looked for
+    /// (the readers reject them; among the kept ones the CSR build does).
+    pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
+        let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
+        let mut kept = Vec::new();
+        for e in &g.edges {
+            let (Some(a), Some(b)) = (label(e.u), label(e.v)) else {
+                return None;
+            };
+            if e.u == e.v {
+                return None;
+            }
+            if self.keeps(a, b, if g.edge_labelled { e.label } else { 0 }) {
+                kept.push(*e);
+            }
+        }
+        Some(GraphData {
+            labels: g.labels.clone(),
+            edges: kept,
+            edge_labelled: g.edge_labelled,
+        })
+    }
+
     /// `g` with only the edges the filter keeps, and the others; `None`
     /// when `g` has an invalid edge (a self-loop, an unknown endpoint, a
     /// repeated pair), which building the whole graph reports with its line.
