@@ -361,9 +361,9 @@ pub struct EngineArgs {
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
     pub no_label_groups: bool,
-    /// Continuous matching (cpu and gpu engines) keeps every edge in the
-    /// graph it matches on, instead of keeping the edges whose label triple
-    /// no query edge has apart (for comparisons).
+    /// Match on every edge: static counts (`match`, every engine) and
+    /// continuous matching (cpu and gpu engines) otherwise leave out the
+    /// edges whose label triple no query edge has (for comparisons).
     #[arg(long)]
     pub whole_graph: bool,
 }
