@@ -29,6 +29,20 @@ impl EdgesApart {
         Some((kept, EdgesApart { filter, edges }))
     }
 
+    /// The graph an engine registers `q` on: with `filter` on and labels
+    /// that tell edges apart, the edges of `q`'s triples and the others
+    /// apart; else all of `g`.
+    pub fn graph_for(
+        g: &GraphData,
+        q: &QueryGraph,
+        filter: bool,
+    ) -> Result<(DynamicGraph, Option<EdgesApart>), EngineError> {
+        Ok(match filter.then(|| Self::split(g, q)).flatten() {
+            Some((kept, apart)) => (DynamicGraph::from_data(&kept)?, Some(apart)),
+            None => (DynamicGraph::from_data(g)?, None),
+        })
+    }
+
     /// `g` with only the edges of `q`'s label triples, for a static count
     /// ([`EdgeFilter::kept`]); `None` as for [`EdgesApart::split`].
     pub fn kept(g: &GraphData, q: &QueryGraph) -> Option<GraphData> {
@@ -128,6 +142,23 @@ impl RoutedBatch {
     /// The graph's part of the batch, in order.
     pub fn graph_part(&self) -> &[LocatedUpdate] {
         &self.routed.graph
+    }
+
+    /// Runs `process` on the graph's part of `batch` (nothing when the
+    /// part is empty), for [`RoutedBatch::finish`].
+    pub fn process_graph_part(
+        &self,
+        batch: Batch<'_>,
+        process: impl FnOnce(Batch<'_>) -> Result<BatchResult, EngineError>,
+    ) -> Result<Option<BatchResult>, EngineError> {
+        if self.routed.graph.is_empty() {
+            return Ok(None);
+        }
+        process(Batch {
+            updates: &self.routed.graph,
+            ..batch
+        })
+        .map(Some)
     }
 
     /// Once the graph took its part (with `result`, or none when the part

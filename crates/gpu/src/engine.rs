@@ -519,14 +519,8 @@ impl ContinuousMatcher for GpuEngine {
     }
 
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        self.apart = None;
-        let dg = match self.edge_filter.then(|| EdgesApart::split(g, q)).flatten() {
-            Some((kept, apart)) => {
-                self.apart = Some(apart);
-                DynamicGraph::from_data(&kept)?
-            }
-            None => DynamicGraph::from_data(g)?,
-        };
+        let (dg, apart) = EdgesApart::graph_for(g, q, self.edge_filter)?;
+        self.apart = apart;
         self.init_graph(dg, q)
     }
 
@@ -562,14 +556,7 @@ impl ContinuousMatcher for GpuEngine {
         if routed.all_graph() {
             return self.process_graph(batch);
         }
-        let result = if routed.graph_part().is_empty() {
-            None
-        } else {
-            Some(self.process_graph(Batch {
-                updates: routed.graph_part(),
-                ..batch
-            })?)
-        };
+        let result = routed.process_graph_part(batch, |b| self.process_graph(b))?;
         Ok(routed.finish(self.apart.as_mut().expect("checked above"), result))
     }
 }

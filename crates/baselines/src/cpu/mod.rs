@@ -803,14 +803,8 @@ impl ContinuousMatcher for CpuEngine {
         "cpu"
     }
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        self.apart = None;
-        let dg = match self.edge_filter.then(|| EdgesApart::split(g, q)).flatten() {
-            Some((kept, apart)) => {
-                self.apart = Some(apart);
-                DynamicGraph::from_data(&kept)?
-            }
-            None => DynamicGraph::from_data(g)?,
-        };
+        let (dg, apart) = EdgesApart::graph_for(g, q, self.edge_filter)?;
+        self.apart = apart;
         let (plans, sym, hubs) = self.planned(&dg, q, &[]);
         self.state = Some((dg, plans, sym, hubs, q.clone()));
         self.rate = WorkRate::default();

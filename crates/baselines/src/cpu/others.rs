@@ -27,14 +27,7 @@ impl CpuEngine {
         if routed.all_graph() {
             return self.process_graph(batch);
         }
-        let result = if routed.graph_part().is_empty() {
-            None
-        } else {
-            Some(self.process_graph(Batch {
-                updates: routed.graph_part(),
-                ..batch
-            })?)
-        };
+        let result = routed.process_graph_part(batch, |b| self.process_graph(b))?;
         Ok(routed.finish(self.apart.as_mut().expect("checked above"), result))
     }
 
