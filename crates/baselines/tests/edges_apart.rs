@@ -201,3 +201,72 @@ proptest! {
         prop_assert_eq!(csm_engine::StaticMatcher::count(&cpu, &csr, &q).unwrap(), want, "seed {}", seed);
     }
 }
+
+/// A vertex with edges in both stores removed, added again (same label,
+/// then, in a later batch, another), and given edges of kept and dropped
+/// triples in the same batch; then those edges deleted and duplicated.
+#[test]
+fn a_removed_vertex_leaves_both_stores_and_may_come_back() {
+    let g = csm_graph::GraphData {
+        labels: vec![0, 1, 0, 1, 2],
+        edges: vec![
+            Edge::new(0, 1, 0),
+            Edge::new(0, 2, 0),
+            Edge::new(1, 2, 0),
+            Edge::new(0, 3, 0),
+            Edge::new(0, 4, 0),
+        ],
+        edge_labelled: false,
+    };
+    // a path 0-1-0: edges 0-1 kept, 0-0 and 0-2 (labels) dropped
+    let q = csm_planner::QueryGraph::new(vec![0, 1, 0], &[(0, 1, 0), (1, 2, 0)], false).unwrap();
+    let e = |a, b| Edge::new(a, b, 0);
+    let batches = [
+        located([
+            Update::RemoveVertex { id: 0 },
+            Update::AddEdge(e(0, 2)), // unknown vertex
+            Update::AddVertex { id: 0, label: 0 },
+            Update::AddEdge(e(0, 2)), // dropped triple, new
+            Update::AddEdge(e(0, 1)), // kept triple, new
+            Update::AddEdge(e(4, 0)), // dropped, new
+            Update::AddEdge(e(0, 2)), // duplicate in the map
+        ]),
+        located([Update::RemoveEdge(e(2, 0)), Update::AddEdge(e(0, 4))]), // the second a duplicate
+        located([Update::RemoveVertex { id: 0 }, Update::RemoveEdge(e(0, 4))]), // gone with the vertex
+        located([
+            Update::AddVertex { id: 0, label: 1 }, // back with another label
+            Update::AddEdge(e(0, 2)),              // now kept (1-0)
+            Update::AddEdge(e(0, 3)),              // now dropped (1-1)
+            Update::RemoveVertex { id: 3 },
+            Update::AddEdge(e(0, 3)), // unknown vertex
+        ]),
+        located([Update::AddVertex { id: 3, label: 1 }, Update::AddEdge(e(3, 0))]),
+        located([Update::AddEdge(e(3, 0))]), // duplicate
+        // edges touched, their vertex removed and added again, touched again
+        located([
+            Update::AddEdge(e(2, 4)),    // dropped (0-2), new
+            Update::RemoveEdge(e(0, 2)), // kept, present
+            Update::RemoveVertex { id: 2 },
+            Update::AddVertex { id: 2, label: 0 },
+            Update::AddEdge(e(4, 2)), // new again
+            Update::AddEdge(e(2, 0)), // new again
+            Update::RemoveVertex { id: 4 },
+            Update::AddVertex { id: 4, label: 1 }, // another label: rejected
+            Update::AddEdge(e(4, 1)),              // unknown vertex
+            Update::AddEdge(e(2, 4)),              // unknown vertex
+        ]),
+        located([Update::AddVertex { id: 4, label: 1 }, Update::AddEdge(e(4, 1))]), // a later batch may
+    ];
+    for strictness in [Strictness::Strict, Strictness::Lenient] {
+        let mut apart = CpuEngine::new(1, Arc::new(CostOrder)).unwrap();
+        let mut oracle = Recount::new(BruteForce);
+        apart.init(&g, &q).unwrap();
+        oracle.init(&g, &q).unwrap();
+        assert!(apart.edges_apart() > 0);
+        for b in &batches {
+            let want = run(&mut oracle, b, strictness);
+            let got = run(&mut apart, b, strictness);
+            assert_eq!(outcome(&got), outcome(&want), "{strictness:?} {b:?}");
+        }
+    }
+}

@@ -77,17 +77,6 @@ impl EdgesApart {
         self.edges.memory_bytes()
     }
 
-    /// Whether `batch` removes a vertex: its edges may be in both stores,
-    /// so the engine merges them first ([`EdgesApart::into_updates`]).
-    pub fn must_merge(batch: &Batch<'_>) -> bool {
-        OtherEdges::removes_vertex(batch.updates)
-    }
-
-    /// The edges kept apart, as insertions to apply to the graph.
-    pub fn into_updates(mut self) -> Vec<LocatedUpdate> {
-        self.edges.take()
-    }
-
     /// Routes `batch` between `g` (nothing pending) and the map
     /// ([`OtherEdges::route`]), in lenient mode, or in strict mode up to its
     /// first invalid update, which is then the error returned: the one the

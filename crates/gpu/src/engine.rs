@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher};
-use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Strictness, Version, VertexId};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{labels_plans_skip, static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
 
@@ -525,26 +525,11 @@ impl ContinuousMatcher for GpuEngine {
     }
 
     /// With edges kept apart, the host graph's part of the batch is matched
-    /// and the rest goes to the map; a batch that removes a vertex merges
-    /// the map back first (and registers the query again on the whole
-    /// graph: the host mirror is rebuilt).
+    /// and the rest goes to the map.
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let Some(apart) = self.apart.as_ref() else {
             return self.process_graph(batch);
         };
-        if EdgesApart::must_merge(&batch) {
-            let apart = self.apart.take().expect("checked above");
-            let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-            let st = inner
-                .state
-                .take()
-                .ok_or_else(|| EngineError::NotInitialised(self.name.clone()))?;
-            let (mut graph, q) = (st.graph, st.plans.query);
-            drop(st.host);
-            graph.apply(&apart.into_updates(), "<edges kept apart>", Strictness::Strict)?;
-            self.init_graph(graph, &q)?;
-            return self.process_graph(batch);
-        }
         let routed = {
             let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
             let st = inner

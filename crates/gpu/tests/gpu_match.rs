@@ -219,8 +219,8 @@ fn vertices_of_a_new_label_match_cpu() {
 /// Edges of label triples the query lacks are kept out of the host graph
 /// (`EdgesApart`): every variant, with and without it, against the CPU
 /// engine on the whole graph, over batches that mix updates of kept and
-/// dropped triples and add vertices, and one that removes a vertex, which merges the
-/// edges back and rebuilds the host graph.
+/// dropped triples and add vertices, and one that removes a vertex (its
+/// edges leave both stores).
 #[test]
 fn edges_kept_apart_match_the_whole_graph() {
     use csm_graph::Update;
@@ -254,7 +254,6 @@ fn edges_kept_apart_match_the_whole_graph() {
                         .unwrap_or_else(|err| panic!("{what}: batch {i}: {err}"));
                     assert_eq!((r.positive, r.negative), want[i], "{what}: batch {i}");
                 }
-                assert_eq!(e.edges_apart(), 0, "{what}: merged at the vertex removal");
             }
         }
     }

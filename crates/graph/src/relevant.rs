@@ -16,9 +16,9 @@
 //! the filter keeps or that the graph itself must reject, and an update of
 //! a dropped triple costs a hash lookup instead of two sorted insertions.
 //!
-//! Removing a vertex removes its edges in both stores, which this module
-//! does not do: a matcher merges the stores back ([`OtherEdges::take`])
-//! before a batch that removes a vertex.
+//! Removing a vertex removes its edges in both stores: the graph's by its
+//! own validation, the map's when the route is applied (a scan of the map,
+//! only for a vertex that has edges there, as counted per vertex).
 
 use std::collections::{HashMap, HashSet};
 
@@ -108,7 +108,7 @@ impl EdgeFilter {
         for (e, stays) in g.edges.iter().zip(stays) {
             if stays {
                 kept.push(*e);
-            } else if !other.edges.insert(e.key(), effective(e)) {
+            } else if !other.insert(e.key(), effective(e)) {
                 return None;
             }
         }
@@ -131,6 +131,9 @@ pub enum Route {
     /// To the matcher's graph: every vertex update, the edge updates the
     /// filter keeps, and those the graph will reject itself.
     Graph,
+    /// To the graph, a valid removal of this vertex: its edges held here
+    /// go too.
+    GraphRemoving(VertexId),
     /// A valid insertion of a dropped edge (key and label).
     Insert((VertexId, VertexId), Label),
     /// A valid deletion of a dropped edge.
@@ -154,8 +157,15 @@ pub struct Routed {
     pub skipped: usize,
 }
 
+impl Route {
+    /// Whether the update went to the graph.
+    pub fn to_graph(&self) -> bool {
+        matches!(self, Route::Graph | Route::GraphRemoving(_))
+    }
+}
+
 impl Routed {
-    /// Whether every update went to the graph.
+    /// Whether every update went to the graph and the map is left alone.
     pub fn all_graph(&self) -> bool {
         self.routes.iter().all(|r| *r == Route::Graph)
     }
@@ -179,6 +189,9 @@ enum Place {
 #[derive(Clone, Debug, Default)]
 pub struct OtherEdges {
     edges: EdgeMap,
+    /// Per vertex, its edges held here (a removed vertex with none needs no
+    /// scan).
+    degree: Vec<u32>,
 }
 
 /// Edge keys (`u < v` packed in a `u64`), with their labels only when the
@@ -199,6 +212,11 @@ impl Default for EdgeMap {
 #[inline]
 fn pack(key: (VertexId, VertexId)) -> u64 {
     (key.0 as u64) << 32 | key.1 as u64
+}
+
+#[inline]
+fn unpack(k: u64) -> (VertexId, VertexId) {
+    ((k >> 32) as VertexId, k as VertexId)
 }
 
 impl EdgeMap {
@@ -225,14 +243,23 @@ impl EdgeMap {
         }
     }
 
-    fn remove(&mut self, key: (VertexId, VertexId)) {
+    /// Whether the key was there.
+    fn remove(&mut self, key: (VertexId, VertexId)) -> bool {
         match self {
-            EdgeMap::Plain(m) => {
-                m.remove(&pack(key));
-            }
-            EdgeMap::Labelled(m) => {
-                m.remove(&pack(key));
-            }
+            EdgeMap::Plain(m) => m.remove(&pack(key)),
+            EdgeMap::Labelled(m) => m.remove(&pack(key)).is_some(),
+        }
+    }
+
+    /// The keys with endpoint `v` (a scan).
+    fn keys_at(&self, v: VertexId) -> Vec<(VertexId, VertexId)> {
+        let at = |k: u64| {
+            let key = unpack(k);
+            (key.0 == v || key.1 == v).then_some(key)
+        };
+        match self {
+            EdgeMap::Plain(m) => m.iter().filter_map(|&k| at(k)).collect(),
+            EdgeMap::Labelled(m) => m.keys().filter_map(|&k| at(k)).collect(),
         }
     }
 
@@ -240,26 +267,6 @@ impl EdgeMap {
         match self {
             EdgeMap::Plain(m) => m.capacity() * 9,
             EdgeMap::Labelled(m) => m.capacity() * 13,
-        }
-    }
-
-    fn into_edges(self) -> Vec<Edge> {
-        let unpack = |k: u64| ((k >> 32) as VertexId, k as VertexId);
-        match self {
-            EdgeMap::Plain(m) => m
-                .into_iter()
-                .map(|k| {
-                    let (u, v) = unpack(k);
-                    Edge::new(u, v, 0)
-                })
-                .collect(),
-            EdgeMap::Labelled(m) => m
-                .into_iter()
-                .map(|(k, l)| {
-                    let (u, v) = unpack(k);
-                    Edge::new(u, v, l)
-                })
-                .collect(),
         }
     }
 }
@@ -273,7 +280,41 @@ impl OtherEdges {
         } else {
             EdgeMap::Plain(HashSet::with_capacity_and_hasher(n, FixedState::default()))
         };
-        OtherEdges { edges }
+        OtherEdges {
+            edges,
+            degree: Vec::new(),
+        }
+    }
+
+    /// Adds an edge; whether it was new.
+    fn insert(&mut self, key: (VertexId, VertexId), label: Label) -> bool {
+        let new = self.edges.insert(key, label);
+        if new {
+            let top = key.1 as usize + 1;
+            if self.degree.len() < top {
+                self.degree.resize(top, 0);
+            }
+            self.degree[key.0 as usize] += 1;
+            self.degree[key.1 as usize] += 1;
+        }
+        new
+    }
+
+    fn remove(&mut self, key: (VertexId, VertexId)) {
+        if self.edges.remove(key) {
+            self.degree[key.0 as usize] -= 1;
+            self.degree[key.1 as usize] -= 1;
+        }
+    }
+
+    /// Drops every edge at `v` (a scan of the map when it holds any).
+    fn remove_vertex(&mut self, v: VertexId) {
+        if self.degree.get(v as usize).is_none_or(|&d| d == 0) {
+            return;
+        }
+        for key in self.edges.keys_at(v) {
+            self.remove(key);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -290,13 +331,7 @@ impl OtherEdges {
 
     /// Heap bytes held (the table's slots and control bytes).
     pub fn memory_bytes(&self) -> usize {
-        self.edges.bytes()
-    }
-
-    /// Whether `updates` remove a vertex (which [`OtherEdges::route`] does
-    /// not handle).
-    pub fn removes_vertex(updates: &[LocatedUpdate]) -> bool {
-        updates.iter().any(|u| matches!(u.update, Update::RemoveVertex { .. }))
+        self.edges.bytes() + self.degree.capacity() * 4
     }
 
     /// Splits `updates` between `g` (the graph of the edges `filter` keeps,
@@ -307,9 +342,6 @@ impl OtherEdges {
     /// invalid update goes to `g`, whose validation names it exactly as
     /// before. The stores are not changed: apply the routes with
     /// [`OtherEdges::apply`] once `g` took its part.
-    ///
-    /// # Panics
-    /// If `updates` remove a vertex ([`OtherEdges::removes_vertex`]).
     pub fn route(
         &self,
         g: &DynamicGraph,
@@ -320,11 +352,14 @@ impl OtherEdges {
     ) -> Routed {
         let labels = g.labels();
         let edge_labelled = g.edge_labelled();
-        let mut added: HashMap<VertexId, Label, FixedState> = HashMap::default();
+        // vertices this batch added (label) or removed (None) so far, and
+        // those removed at some point (their committed edges are gone)
+        let mut vertices: HashMap<VertexId, Option<Label>, FixedState> = HashMap::default();
+        let mut removed: HashSet<VertexId, FixedState> = HashSet::default();
         let mut places: HashMap<(VertexId, VertexId), Place, FixedState> = HashMap::default();
-        let label_of = |added: &HashMap<VertexId, Label, FixedState>, v: VertexId| match labels.get(v as usize) {
-            Some(&l) if l != ABSENT => Some(l),
-            _ => added.get(&v).copied(),
+        let committed = |v: VertexId| labels.get(v as usize).copied().filter(|&l| l != ABSENT);
+        let label_of = |vertices: &HashMap<VertexId, Option<Label>, FixedState>, v: VertexId| {
+            vertices.get(&v).copied().unwrap_or_else(|| committed(v))
         };
         let mut out = Routed {
             routes: Vec::with_capacity(updates.len()),
@@ -335,20 +370,40 @@ impl OtherEdges {
                 Update::AddVertex { id, label } => {
                     // the checks of the graph's own validation, which
                     // rejects this update exactly when it is not added here
-                    if id <= MAX_VERTEX_ID && label != ABSENT && label_of(&added, id).is_none() {
-                        added.insert(id, label);
+                    let valid = id <= MAX_VERTEX_ID
+                        && label != ABSENT
+                        && label_of(&vertices, id).is_none()
+                        && committed(id).is_none_or(|l| l == label);
+                    if valid {
+                        vertices.insert(id, Some(label));
                     }
                     Route::Graph
                 }
-                Update::RemoveVertex { .. } => panic!("OtherEdges::route: a batch that removes a vertex"),
+                Update::RemoveVertex { id } => {
+                    if label_of(&vertices, id).is_some() {
+                        vertices.insert(id, None);
+                        removed.insert(id);
+                        for (key, place) in places.iter_mut() {
+                            if key.0 == id || key.1 == id {
+                                *place = Place::Absent;
+                            }
+                        }
+                        Route::GraphRemoving(id)
+                    } else {
+                        Route::Graph
+                    }
+                }
                 Update::AddEdge(e) | Update::RemoveEdge(e) => {
-                    let (lu_, lv) = (label_of(&added, e.u), label_of(&added, e.v));
+                    let (lu_, lv) = (label_of(&vertices, e.u), label_of(&vertices, e.v));
                     match (lu_, lv) {
                         (Some(a), Some(b)) if e.u != e.v => {
                             let insert = matches!(lu.update, Update::AddEdge(_));
                             let key = e.key();
                             let place = places.get(&key).copied().unwrap_or_else(|| {
-                                if self.edges.contains(key) {
+                                if removed.contains(&key.0) || removed.contains(&key.1) {
+                                    // removed with an endpoint earlier in the batch
+                                    Place::Absent
+                                } else if self.edges.contains(key) {
                                     Place::Other
                                 } else {
                                     Place::GraphOrAbsent
@@ -375,7 +430,7 @@ impl OtherEdges {
             };
             out.routes.push(route);
             match route {
-                Route::Graph => out.graph.push(*lu),
+                Route::Graph | Route::GraphRemoving(_) => out.graph.push(*lu),
                 Route::Rejected => {
                     let Update::AddEdge(e) = lu.update else {
                         unreachable!("only insertions are rejected here")
@@ -396,31 +451,19 @@ impl OtherEdges {
         out
     }
 
-    /// Applies the first `n` routes of a batch (their insertions and
-    /// deletions of dropped edges).
+    /// Applies routes of a batch, in order (their insertions and deletions
+    /// of dropped edges, and the edges of removed vertices).
     pub fn apply(&mut self, routes: &[Route]) {
         for r in routes {
             match *r {
                 Route::Insert(key, el) => {
-                    self.edges.insert(key, el);
+                    self.insert(key, el);
                 }
-                Route::Remove(key) => self.edges.remove(key),
+                Route::Remove(key) => self.remove(key),
+                Route::GraphRemoving(v) => self.remove_vertex(v),
                 Route::Graph | Route::Rejected => {}
             }
         }
-    }
-
-    /// Empties the store, returning its edges as insertions (line 0), to
-    /// be merged into the graph.
-    pub fn take(&mut self) -> Vec<LocatedUpdate> {
-        std::mem::take(&mut self.edges)
-            .into_edges()
-            .into_iter()
-            .map(|e| LocatedUpdate {
-                line: 0,
-                update: Update::AddEdge(e),
-            })
-            .collect()
     }
 }
 

@@ -1,12 +1,12 @@
 //! The registered query's graph without the edges it cannot use
-//! ([`csm_graph::relevant`], [`EdgesApart`]): batches are split between
+//! ([`csm_graph::relevant`], [`csm_engine::EdgesApart`]): batches are split between
 //! the matcher's `DynamicGraph` and a map of the other edges, so an update
 //! of a label triple no query edge has costs a hash-map step and no list
 //! work, and the lists the matcher intersects hold only edges of the
 //! query's triples (RapidFlow's views by label triple).
 
 use csm_engine::apart::apart_result;
-use csm_engine::{Batch, BatchResult, EdgesApart, EngineError};
+use csm_engine::{Batch, BatchResult, EngineError};
 use csm_graph::{Route, Strictness};
 
 use super::CpuEngine;
@@ -16,10 +16,6 @@ impl CpuEngine {
     /// the graph's part of the batch through [`CpuEngine::process_graph`],
     /// the rest into the map once the graph took its part.
     pub(super) fn process_split(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
-        if EdgesApart::must_merge(&batch) {
-            self.merge_apart()?;
-            return self.process_graph(batch);
-        }
         let (Some(state), Some(apart)) = (self.state.as_ref(), self.apart.as_ref()) else {
             return Err(EngineError::NotInitialised("cpu".into()));
         };
@@ -40,10 +36,6 @@ impl CpuEngine {
         batch: Batch<'_>,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), EngineError> {
-        if EdgesApart::must_merge(&batch) {
-            self.merge_apart()?;
-            return self.process_each_overlapped(batch, out);
-        }
         let (Some(state), Some(apart)) = (self.state.as_ref(), self.apart.as_ref()) else {
             return Err(EngineError::NotInitialised("cpu".into()));
         };
@@ -65,7 +57,7 @@ impl CpuEngine {
         let mut done = 0;
         let mut graph_seen = 0;
         for r in &routed.routes {
-            if *r == Route::Graph {
+            if r.to_graph() {
                 if graph_seen == graph_done {
                     break;
                 }
@@ -78,12 +70,12 @@ impl CpuEngine {
         let t = std::time::Instant::now();
         let apart = self.apart.as_mut().expect("split engines keep their map");
         apart.apply(&routed.routes[..done]);
-        let in_map = routed.routes[..done].iter().filter(|r| **r != Route::Graph).count();
+        let in_map = routed.routes[..done].iter().filter(|r| !r.to_graph()).count();
         let each = (routing + t.elapsed().as_secs_f64()) / in_map.max(1) as f64;
         let mut inner = inner.into_iter();
         for r in &routed.routes[..done] {
             out.push(match r {
-                Route::Graph => inner.next().expect("one result per graph update"),
+                Route::Graph | Route::GraphRemoving(_) => inner.next().expect("one result per graph update"),
                 Route::Rejected => apart_result(each, 1),
                 Route::Insert(..) | Route::Remove(_) => apart_result(each, 0),
             });
@@ -93,27 +85,5 @@ impl CpuEngine {
             Some(err) => Err(err.into()),
             None => Ok(()),
         }
-    }
-
-    /// Moves the edges kept apart back into the graph (before a batch that
-    /// removes a vertex, whose edges may be in either store) and plans
-    /// again on the whole graph; later batches are not split.
-    fn merge_apart(&mut self) -> Result<(), EngineError> {
-        let Some(apart) = self.apart.take() else {
-            return Ok(());
-        };
-        let state = self
-            .state
-            .as_mut()
-            .ok_or_else(|| EngineError::NotInitialised("cpu".into()))?;
-        state
-            .0
-            .apply(&apart.into_updates(), "<edges kept apart>", Strictness::Strict)?;
-        let state = self.state.as_ref().expect("checked above");
-        let (plans, sym, hubs) = self.planned(&state.0, &state.4, &[]);
-        let state = self.state.as_mut().expect("checked above");
-        (state.1, state.2, state.3) = (plans, sym, hubs);
-        self.reset_learning();
-        Ok(())
     }
 }
