@@ -179,10 +179,12 @@ pub fn process_stream_until(
     Ok(totals)
 }
 
-/// |M(g)| with the static cpu engine.
+/// |M(g)| with the static cpu engine (on the edges of `q`'s label triples
+/// unless `opts` keep every edge, as `csm match` counts).
 pub fn static_count(g: &GraphData, q: &QueryGraph, opts: &EngineOptions) -> Result<u64> {
     let engine = registry::static_engine("cpu", opts)?;
-    Ok(engine.count(&CsrGraph::from_data(g)?, q)?)
+    let kept = opts.edge_filter.then(|| csm_engine::EdgesApart::kept(g, q)).flatten();
+    Ok(engine.count(&CsrGraph::from_data(kept.as_ref().unwrap_or(g))?, q)?)
 }
 
 /// What a stream summary says besides the totals.
