@@ -26,7 +26,7 @@ use foldhash::fast::FixedState;
 
 use crate::dynamic::{DynamicGraph, Strictness};
 use crate::error::{ErrorKind, InputError};
-use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID, NO_EDGE_LABEL};
 use crate::view::GraphView;
 
 /// The label triples of a query's edges, in both orientations: an edge
@@ -59,25 +59,27 @@ impl EdgeFilter {
         self.triples.contains(&(a, b, if self.by_edge_label { el } else { 0 }))
     }
 
-    /// `g` with only the edges the filter keeps (static counts: every
-    /// engine counts the same on it); `None` when `g` has a self-loop or an
-    /// unknown endpoint, which building the whole graph reports with its
-    /// line. Repeated pairs among the dropped edges are not looked for
-    /// (the readers reject them; among the kept ones the CSR build does).
-    pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
+    /// Per edge of `g`, whether the filter keeps it; `None` when `g` has
+    /// a self-loop or an unknown endpoint, which building the whole graph
+    /// reports with its line.
+    fn stays(&self, g: &GraphData) -> Option<Vec<bool>> {
         let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
-        let mut kept = Vec::new();
-        for e in &g.edges {
-            let (Some(a), Some(b)) = (label(e.u), label(e.v)) else {
-                return None;
-            };
-            if e.u == e.v {
-                return None;
-            }
-            if self.keeps(a, b, if g.edge_labelled { e.label } else { 0 }) {
-                kept.push(*e);
-            }
-        }
+        g.edges
+            .iter()
+            .map(|e| match (label(e.u), label(e.v)) {
+                (Some(a), Some(b)) if e.u != e.v => Some(self.keeps(a, b, effective_label(g, e))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `g` with only the edges the filter keeps (static counts: every
+    /// engine counts the same on it); `None` as for `stays`. Repeated
+    /// pairs among the dropped edges are not looked for (the readers reject
+    /// them; among the kept ones the CSR build does).
+    pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
+        let stays = self.stays(g)?;
+        let kept = g.edges.iter().zip(stays).filter(|(_, s)| *s).map(|(e, _)| *e).collect();
         Some(GraphData {
             labels: g.labels.clone(),
             edges: kept,
@@ -89,26 +91,15 @@ impl EdgeFilter {
     /// when `g` has an invalid edge (a self-loop, an unknown endpoint, a
     /// repeated pair), which building the whole graph reports with its line.
     pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
-        let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
-        let effective = |e: &Edge| if g.edge_labelled { e.label } else { 0 };
-        // which edges stay, checked first so that both stores are sized once
-        let mut stays = Vec::with_capacity(g.edges.len());
-        for e in &g.edges {
-            let (Some(a), Some(b)) = (label(e.u), label(e.v)) else {
-                return None;
-            };
-            if e.u == e.v {
-                return None;
-            }
-            stays.push(self.keeps(a, b, effective(e)));
-        }
+        // which edges stay, known first so that both stores are sized once
+        let stays = self.stays(g)?;
         let n_kept = stays.iter().filter(|&&k| k).count();
         let mut other = OtherEdges::with_capacity(g.edge_labelled, g.edges.len() - n_kept);
         let mut kept = Vec::with_capacity(n_kept);
         for (e, stays) in g.edges.iter().zip(stays) {
             if stays {
                 kept.push(*e);
-            } else if !other.insert(e.key(), effective(e)) {
+            } else if !other.insert(e.key(), effective_label(g, e)) {
                 return None;
             }
         }
@@ -122,6 +113,17 @@ impl EdgeFilter {
             edge_labelled: g.edge_labelled,
         };
         Some((g, other))
+    }
+}
+
+/// An edge's label as matching reads it: its own in an edge-labelled
+/// graph, else [`NO_EDGE_LABEL`].
+#[inline]
+fn effective_label(g: &GraphData, e: &Edge) -> Label {
+    if g.edge_labelled {
+        e.label
+    } else {
+        NO_EDGE_LABEL
     }
 }
 
