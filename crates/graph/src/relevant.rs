@@ -59,27 +59,29 @@ impl EdgeFilter {
         self.triples.contains(&(a, b, if self.by_edge_label { el } else { 0 }))
     }
 
-    /// Per edge of `g`, whether the filter keeps it; `None` when `g` has
-    /// a self-loop or an unknown endpoint, which building the whole graph
+    /// Whether the filter keeps edge `e` of `g`; `None` when `e` is a
+    /// self-loop or has an unknown endpoint, which building the whole graph
     /// reports with its line.
-    fn stays(&self, g: &GraphData) -> Option<Vec<bool>> {
+    #[inline]
+    fn keeps_edge(&self, g: &GraphData, e: &Edge) -> Option<bool> {
         let label = |x: VertexId| g.labels.get(x as usize).copied().filter(|&l| l != ABSENT);
-        g.edges
-            .iter()
-            .map(|e| match (label(e.u), label(e.v)) {
-                (Some(a), Some(b)) if e.u != e.v => Some(self.keeps(a, b, effective_label(g, e))),
-                _ => None,
-            })
-            .collect()
+        match (label(e.u), label(e.v)) {
+            (Some(a), Some(b)) if e.u != e.v => Some(self.keeps(a, b, effective_label(g, e))),
+            _ => None,
+        }
     }
 
     /// `g` with only the edges the filter keeps (static counts: every
-    /// engine counts the same on it); `None` as for `stays`. Repeated
+    /// engine counts the same on it); `None` as for `keeps_edge`. Repeated
     /// pairs among the dropped edges are not looked for (the readers reject
     /// them; among the kept ones the CSR build does).
     pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
-        let stays = self.stays(g)?;
-        let kept = g.edges.iter().zip(stays).filter(|(_, s)| *s).map(|(e, _)| *e).collect();
+        let mut kept = Vec::new();
+        for e in &g.edges {
+            if self.keeps_edge(g, e)? {
+                kept.push(*e);
+            }
+        }
         Some(GraphData {
             labels: g.labels.clone(),
             edges: kept,
@@ -92,7 +94,10 @@ impl EdgeFilter {
     /// repeated pair), which building the whole graph reports with its line.
     pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
         // which edges stay, known first so that both stores are sized once
-        let stays = self.stays(g)?;
+        let mut stays = Vec::with_capacity(g.edges.len());
+        for e in &g.edges {
+            stays.push(self.keeps_edge(g, e)?);
+        }
         let n_kept = stays.iter().filter(|&&k| k).count();
         let mut other = OtherEdges::with_capacity(g.edge_labelled, g.edges.len() - n_kept);
         let mut kept = Vec::with_capacity(n_kept);
