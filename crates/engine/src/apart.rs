@@ -4,9 +4,10 @@
 //! between the graph and the map of the other edges, with the errors of the
 //! whole graph's validation.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
-use csm_graph::{DynamicGraph, EdgeFilter, GraphData, LocatedUpdate, OtherEdges, Route, Routed, ABSENT};
+use csm_graph::{DynamicGraph, EdgeFilter, GraphData, OtherEdges, Route, Routed, ABSENT};
 use csm_planner::QueryGraph;
 
 use crate::{Batch, BatchResult, EngineError};
@@ -49,6 +50,15 @@ impl EdgesApart {
         Self::filter(g, q)?.kept(g)
     }
 
+    /// The graph a static count of `q` runs on: with `filter` on, the edges
+    /// of `q`'s label triples where that drops anything; else `g`.
+    pub fn counted_graph<'g>(g: &'g GraphData, q: &QueryGraph, filter: bool) -> Cow<'g, GraphData> {
+        match filter.then(|| Self::kept(g, q)).flatten() {
+            Some(kept) => Cow::Owned(kept),
+            None => Cow::Borrowed(g),
+        }
+    }
+
     /// `q`'s filter, unless it could drop nothing from `g` (one vertex
     /// label throughout and no edge labels in the query).
     fn filter(g: &GraphData, q: &QueryGraph) -> Option<EdgeFilter> {
@@ -83,18 +93,12 @@ impl EdgesApart {
     /// whole graph's validation names (an update `g` rejects before an
     /// insertion the map rejects comes first).
     pub fn route(&self, g: &DynamicGraph, batch: Batch<'_>) -> Result<RoutedBatch, EngineError> {
-        let t0 = Instant::now();
-        let routed = self
-            .edges
-            .route(g, &self.filter, batch.updates, batch.source, batch.strictness);
+        let (routed, seconds) = self.route_each(g, batch);
         if let Some(err) = routed.error {
             g.check(&routed.graph, batch.source)?;
             return Err(err.into());
         }
-        Ok(RoutedBatch {
-            routed,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
+        Ok(RoutedBatch { routed, seconds })
     }
 
     /// Routes `batch` for one-at-a-time processing: as
@@ -126,11 +130,6 @@ impl RoutedBatch {
     /// given and drop this).
     pub fn all_graph(&self) -> bool {
         self.routed.all_graph()
-    }
-
-    /// The graph's part of the batch, in order.
-    pub fn graph_part(&self) -> &[LocatedUpdate] {
-        &self.routed.graph
     }
 
     /// Runs `process` on the graph's part of `batch` (nothing when the

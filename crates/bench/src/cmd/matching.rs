@@ -48,12 +48,9 @@ pub fn run(args: MatchArgs) -> Result<()> {
     // every engine counts the same on the edges of the query's label
     // triples (an invalid edge keeps the whole graph, whose build names it)
     let t_keep = Instant::now();
-    let kept = (!args.engine.whole_graph)
-        .then(|| EdgesApart::kept(&g.data, &q.query))
-        .flatten();
+    let data = EdgesApart::counted_graph(&g.data, &q.query, !args.engine.whole_graph);
     let keep_seconds = t_keep.elapsed().as_secs_f64();
-    let data = kept.as_ref().unwrap_or(&g.data);
-    let csr = CsrGraph::from_data(data).map_err(|mut e| {
+    let csr = CsrGraph::from_data(&data).map_err(|mut e| {
         e.source_name = g.name.clone();
         e
     })?;

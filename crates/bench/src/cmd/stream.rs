@@ -183,8 +183,8 @@ pub fn process_stream_until(
 /// unless `opts` keep every edge, as `csm match` counts).
 pub fn static_count(g: &GraphData, q: &QueryGraph, opts: &EngineOptions) -> Result<u64> {
     let engine = registry::static_engine("cpu", opts)?;
-    let kept = opts.edge_filter.then(|| csm_engine::EdgesApart::kept(g, q)).flatten();
-    Ok(engine.count(&CsrGraph::from_data(kept.as_ref().unwrap_or(g))?, q)?)
+    let g = csm_engine::EdgesApart::counted_graph(g, q, opts.edge_filter);
+    Ok(engine.count(&CsrGraph::from_data(&g)?, q)?)
 }
 
 /// What a stream summary says besides the totals.
