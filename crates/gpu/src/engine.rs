@@ -162,6 +162,17 @@ pub struct StagedRun {
     pub kernel: KernelStats,
 }
 
+impl StagedRun {
+    /// Charges a cache load made for this run (`seconds` of it, `bytes`
+    /// and `vertices` loaded) as its DC time, on top of its wall time.
+    pub fn charge_cache_load(&mut self, seconds: f64, bytes: usize, vertices: usize) {
+        self.dc_seconds = seconds;
+        self.seconds += seconds;
+        self.cache_bytes = bytes;
+        self.cache_vertices = vertices;
+    }
+}
+
 /// Runs one staged batch: seeds, cache selection and load, kernel. `g` must
 /// have the batch staged and `host` must mirror it; `policy` (match v9)
 /// picks the batch's host expansion from the query's earlier batches.
@@ -645,10 +656,7 @@ impl GpuEngine {
                 (Some((load, h)), Some(c)) => {
                     run_cached(matcher, Some(c), &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
                         let dc = load.charged_seconds(c.device_seconds()?);
-                        r.dc_seconds = dc;
-                        r.seconds += dc;
-                        r.cache_bytes = load.bytes;
-                        r.cache_vertices = c.layout().live().saturating_sub(h.len());
+                        r.charge_cache_load(dc, load.bytes, c.layout().live().saturating_sub(h.len()));
                         Ok(r)
                     })
                 }
@@ -664,10 +672,8 @@ impl GpuEngine {
                     run_cached(matcher, kc, &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
                         let dev = resident.as_ref().map_or(Ok(0.0), |c| c.device_seconds())?;
                         let dc = host - load.enqueue_seconds + load.enqueue_seconds.max(dev);
-                        r.dc_seconds = dc;
-                        r.seconds += dc;
-                        r.cache_bytes = load.bytes;
-                        r.cache_vertices = resident.as_ref().map_or(0, |c| c.layout().live());
+                        let live = resident.as_ref().map_or(0, |c| c.layout().live());
+                        r.charge_cache_load(dc, load.bytes, live);
                         Ok(r)
                     })
                 }

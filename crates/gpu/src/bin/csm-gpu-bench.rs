@@ -1256,16 +1256,11 @@ fn run(a: Args) -> Result<(), String> {
                                     let secs = load.charged_seconds(refresh_dev);
                                     u.observe(size, secs, used.then_some(r.kernel_seconds));
                                     if used {
-                                        r.dc_seconds = secs;
-                                        r.seconds += secs;
-                                        r.cache_bytes = load.bytes;
-                                        r.cache_vertices = c.layout().live();
+                                        r.charge_cache_load(secs, load.bytes, c.layout().live());
                                     } else if let Some((m, hidden)) = &mask {
                                         let secs = m.charged_seconds(c.device_seconds()?);
-                                        r.dc_seconds = secs;
-                                        r.seconds += secs;
-                                        r.cache_bytes = m.bytes;
-                                        r.cache_vertices = c.layout().live().saturating_sub(hidden.len());
+                                        let live = c.layout().live().saturating_sub(hidden.len());
+                                        r.charge_cache_load(secs, m.bytes, live);
                                     }
                                     Ok(r)
                                 });
