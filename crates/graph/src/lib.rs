@@ -7,6 +7,7 @@
 //! * [`by_label`]: [`CsrByLabel`], a CSR whose lists can be read one neighbour label at a time.
 //! * [`hub_groups`]: [`HubLabelGroups`], label groups of a view's hub lists, built lazily per batch.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
+//! * [`edge_set`]: [`EdgeSet`], a compact mutable set of undirected edges (lookups only).
 //! * [`relevant`]: [`EdgeFilter`] and [`OtherEdges`], a one-query matcher's graph split
 //!   into the edges the query can use and the rest (RapidFlow's views by label triple).
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
@@ -43,6 +44,7 @@ pub mod by_label;
 pub mod common_view;
 pub mod csr;
 pub mod dynamic;
+pub mod edge_set;
 pub mod error;
 pub mod format;
 pub mod gen;
@@ -57,6 +59,7 @@ pub use by_label::CsrByLabel;
 pub use common_view::CommonView;
 pub use csr::CsrGraph;
 pub use dynamic::{BatchDelta, DynamicGraph, Staging, Strictness};
+pub use edge_set::{EdgeKey, EdgeSet};
 pub use error::{ErrorKind, InputError};
 pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
 pub use relevant::{EdgeFilter, OtherEdges, Route, Routed};

@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 use foldhash::fast::FixedState;
 
 use crate::dynamic::{DynamicGraph, Strictness};
+use crate::edge_set::{EdgeKey, EdgeSet};
 use crate::error::{ErrorKind, InputError};
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID, NO_EDGE_LABEL};
 use crate::view::GraphView;
@@ -99,15 +100,16 @@ impl EdgeFilter {
             stays.push(self.keeps_edge(g, e)?);
         }
         let n_kept = stays.iter().filter(|&&k| k).count();
-        let mut other = OtherEdges::with_capacity(g.edge_labelled, g.edges.len() - n_kept);
+        let mut dropped = Vec::with_capacity(g.edges.len() - n_kept);
         let mut kept = Vec::with_capacity(n_kept);
         for (e, stays) in g.edges.iter().zip(stays) {
             if stays {
                 kept.push(*e);
-            } else if !other.insert(e.key(), effective_label(g, e)) {
-                return None;
+            } else {
+                dropped.push(e.key());
             }
         }
+        let other = OtherEdges::from_keys(dropped)?;
         // with edge labels one pair may hold a kept and a dropped triple
         if g.edge_labelled && kept.iter().any(|e| other.edges.contains(e.key())) {
             return None;
@@ -191,111 +193,35 @@ enum Place {
     GraphOrAbsent,
 }
 
-/// The edges an [`EdgeFilter`] drops (key and edge label), kept to validate
-/// updates; see the module docs.
+/// The edges an [`EdgeFilter`] drops, kept to validate updates (see the
+/// module docs): their keys only, in an [`EdgeSet`] (about 4-5.5 bytes an
+/// edge; no update reads a dropped edge's label).
 #[derive(Clone, Debug, Default)]
 pub struct OtherEdges {
-    edges: EdgeMap,
+    edges: EdgeSet,
     /// Per vertex, its edges held here (a removed vertex with none needs no
     /// scan).
     degree: Vec<u32>,
 }
 
-/// Edge keys (`u < v` packed in a `u64`), with their labels only when the
-/// graph has edge labels: 9 bytes a slot without (the CSR holds 8 bytes an
-/// edge), 13 with.
-#[derive(Clone, Debug)]
-enum EdgeMap {
-    Plain(HashSet<u64, FixedState>),
-    Labelled(HashMap<u64, Label, FixedState>),
-}
-
-impl Default for EdgeMap {
-    fn default() -> Self {
-        EdgeMap::Plain(HashSet::default())
-    }
-}
-
-#[inline]
-fn pack(key: (VertexId, VertexId)) -> u64 {
-    (key.0 as u64) << 32 | key.1 as u64
-}
-
-#[inline]
-fn unpack(k: u64) -> (VertexId, VertexId) {
-    ((k >> 32) as VertexId, k as VertexId)
-}
-
-impl EdgeMap {
-    fn len(&self) -> usize {
-        match self {
-            EdgeMap::Plain(m) => m.len(),
-            EdgeMap::Labelled(m) => m.len(),
-        }
-    }
-
-    #[inline]
-    fn contains(&self, key: (VertexId, VertexId)) -> bool {
-        match self {
-            EdgeMap::Plain(m) => m.contains(&pack(key)),
-            EdgeMap::Labelled(m) => m.contains_key(&pack(key)),
-        }
-    }
-
-    /// Whether the key was new.
-    fn insert(&mut self, key: (VertexId, VertexId), label: Label) -> bool {
-        match self {
-            EdgeMap::Plain(m) => m.insert(pack(key)),
-            EdgeMap::Labelled(m) => m.insert(pack(key), label).is_none(),
-        }
-    }
-
-    /// Whether the key was there.
-    fn remove(&mut self, key: (VertexId, VertexId)) -> bool {
-        match self {
-            EdgeMap::Plain(m) => m.remove(&pack(key)),
-            EdgeMap::Labelled(m) => m.remove(&pack(key)).is_some(),
-        }
-    }
-
-    /// The keys with endpoint `v` (a scan).
-    fn keys_at(&self, v: VertexId) -> Vec<(VertexId, VertexId)> {
-        let at = |k: u64| {
-            let key = unpack(k);
-            (key.0 == v || key.1 == v).then_some(key)
-        };
-        match self {
-            EdgeMap::Plain(m) => m.iter().filter_map(|&k| at(k)).collect(),
-            EdgeMap::Labelled(m) => m.keys().filter_map(|&k| at(k)).collect(),
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            EdgeMap::Plain(m) => m.capacity() * 9,
-            EdgeMap::Labelled(m) => m.capacity() * 13,
-        }
-    }
-}
-
 impl OtherEdges {
-    /// An empty store for about `n` edges, keeping their labels when the
-    /// graph has edge labels.
-    pub fn with_capacity(edge_labelled: bool, n: usize) -> OtherEdges {
-        let edges = if edge_labelled {
-            EdgeMap::Labelled(HashMap::with_capacity_and_hasher(n, FixedState::default()))
-        } else {
-            EdgeMap::Plain(HashSet::with_capacity_and_hasher(n, FixedState::default()))
-        };
-        OtherEdges {
-            edges,
-            degree: Vec::new(),
+    /// The store of `keys` (each `u < v`); `None` when a key repeats.
+    fn from_keys(keys: Vec<EdgeKey>) -> Option<OtherEdges> {
+        let mut degree = Vec::new();
+        if let Some(top) = keys.iter().map(|k| k.1 as usize + 1).max() {
+            degree.resize(top, 0);
         }
+        for &(u, v) in &keys {
+            degree[u as usize] += 1;
+            degree[v as usize] += 1;
+        }
+        let edges = EdgeSet::from_keys(keys).ok()?;
+        Some(OtherEdges { edges, degree })
     }
 
     /// Adds an edge; whether it was new.
-    fn insert(&mut self, key: (VertexId, VertexId), label: Label) -> bool {
-        let new = self.edges.insert(key, label);
+    fn insert(&mut self, key: EdgeKey) -> bool {
+        let new = self.edges.insert(key);
         if new {
             let top = key.1 as usize + 1;
             if self.degree.len() < top {
@@ -336,9 +262,9 @@ impl OtherEdges {
         self.edges.contains((u.min(v), u.max(v)))
     }
 
-    /// Heap bytes held (the table's slots and control bytes).
+    /// Heap bytes held (the edge set and the per-vertex counts).
     pub fn memory_bytes(&self) -> usize {
-        self.edges.bytes() + self.degree.capacity() * 4
+        self.edges.memory_bytes() + self.degree.capacity() * 4
     }
 
     /// Splits `updates` between `g` (the graph of the edges `filter` keeps,
@@ -463,8 +389,8 @@ impl OtherEdges {
     pub fn apply(&mut self, routes: &[Route]) {
         for r in routes {
             match *r {
-                Route::Insert(key, el) => {
-                    self.insert(key, el);
+                Route::Insert(key, _) => {
+                    self.insert(key);
                 }
                 Route::Remove(key) => self.remove(key),
                 Route::GraphRemoving(v) => self.remove_vertex(v),

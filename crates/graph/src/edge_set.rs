@@ -1,0 +1,304 @@
+//! [`EdgeSet`]: a compact, mutable set of undirected edges, for edges that
+//! are only ever looked up (never listed per vertex in a hot loop).
+//!
+//! The bulk is a sorted base, a one-direction CSR over each edge's smaller
+//! endpoint (4 bytes an edge and 4 a vertex, against a full CSR's 8 and
+//! 12), with a bitmap of the base edges removed since. Edges inserted since
+//! live in a small hash set. When the changes reach a sixteenth of the base
+//! they are merged into a new base (a linear pass), so a set of `m` edges
+//! holds at most about `5.5 m` bytes plus 4 a vertex whatever the history,
+//! where a hash set of packed keys holds 9 bytes a slot and 1.14-2.28 slots
+//! an edge (growth by powers of two). Lookups binary-search one vertex's
+//! base range, then probe the hash set.
+
+use std::collections::HashSet;
+
+use foldhash::fast::FixedState;
+
+use crate::types::VertexId;
+
+/// An edge as a key: `(smaller endpoint, larger endpoint)`.
+pub type EdgeKey = (VertexId, VertexId);
+
+/// Changes merged into the base once they exceed this plus a sixteenth of it.
+const MERGE_SLACK: usize = 1024;
+
+/// A set of undirected edges keyed `(u, v)` with `u < v`; see the module
+/// docs.
+#[derive(Clone, Debug)]
+pub struct EdgeSet {
+    /// The base edges of smaller endpoint `u` are `high[offsets[u]..offsets[u + 1]]`,
+    /// sorted; `offsets` covers the smaller endpoints up to the largest.
+    offsets: Vec<u32>,
+    high: Vec<VertexId>,
+    /// One bit per `high` entry: removed since the base was built.
+    gone: Vec<u64>,
+    n_gone: usize,
+    /// Edges inserted since the base was built and not in it.
+    added: HashSet<u64, FixedState>,
+    /// [`MERGE_SLACK`], smaller in tests that want merges.
+    slack: usize,
+}
+
+impl Default for EdgeSet {
+    fn default() -> Self {
+        Self::from_sorted(std::iter::empty(), 0, MERGE_SLACK)
+    }
+}
+
+#[inline]
+fn pack(key: EdgeKey) -> u64 {
+    (key.0 as u64) << 32 | key.1 as u64
+}
+
+#[inline]
+fn unpack(k: u64) -> EdgeKey {
+    ((k >> 32) as VertexId, k as VertexId)
+}
+
+impl EdgeSet {
+    /// The set of `keys` (each `u < v`); `Err` with a key given twice, or
+    /// with the first key when the base would pass `u32::MAX` edges.
+    pub fn from_keys(mut keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
+        if keys.len() > u32::MAX as usize {
+            return Err(keys[0]);
+        }
+        keys.sort_unstable();
+        if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+            return Err(w[0]);
+        }
+        Ok(Self::from_sorted(keys.iter().copied(), keys.len(), MERGE_SLACK))
+    }
+
+    /// The base of `len` keys given in increasing order, distinct.
+    fn from_sorted(keys: impl Iterator<Item = EdgeKey>, len: usize, slack: usize) -> EdgeSet {
+        let mut offsets = vec![0u32];
+        let mut high = Vec::with_capacity(len);
+        for (u, v) in keys {
+            debug_assert!(u < v);
+            while offsets.len() <= u as usize {
+                offsets.push(high.len() as u32);
+            }
+            high.push(v);
+        }
+        offsets.push(high.len() as u32);
+        offsets.shrink_to_fit();
+        EdgeSet {
+            offsets,
+            gone: vec![0; high.len().div_ceil(64)],
+            high,
+            n_gone: 0,
+            added: HashSet::default(),
+            slack,
+        }
+    }
+
+    /// The base index of `key`, removed or not.
+    #[inline]
+    fn base_index(&self, (u, v): EdgeKey) -> Option<usize> {
+        let u = u as usize;
+        if u + 1 >= self.offsets.len() {
+            return None;
+        }
+        let (lo, hi) = (self.offsets[u] as usize, self.offsets[u + 1] as usize);
+        self.high[lo..hi].binary_search(&v).ok().map(|i| lo + i)
+    }
+
+    #[inline]
+    fn is_gone(&self, i: usize) -> bool {
+        self.gone[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn flip_gone(&mut self, i: usize) {
+        self.gone[i / 64] ^= 1 << (i % 64);
+    }
+
+    /// Whether `key` (`u < v`) is in the set.
+    #[inline]
+    pub fn contains(&self, key: EdgeKey) -> bool {
+        match self.base_index(key) {
+            Some(i) => !self.is_gone(i),
+            None => self.added.contains(&pack(key)),
+        }
+    }
+
+    /// Adds `key` (`u < v`); whether it was new.
+    pub fn insert(&mut self, key: EdgeKey) -> bool {
+        let new = match self.base_index(key) {
+            Some(i) if self.is_gone(i) => {
+                self.flip_gone(i);
+                self.n_gone -= 1;
+                true
+            }
+            Some(_) => false,
+            None => self.added.insert(pack(key)),
+        };
+        self.merge_if_due();
+        new
+    }
+
+    /// Removes `key` (`u < v`); whether it was there.
+    pub fn remove(&mut self, key: EdgeKey) -> bool {
+        let was = match self.base_index(key) {
+            Some(i) if !self.is_gone(i) => {
+                self.flip_gone(i);
+                self.n_gone += 1;
+                true
+            }
+            Some(_) => false,
+            None => self.added.remove(&pack(key)),
+        };
+        self.merge_if_due();
+        was
+    }
+
+    pub fn len(&self) -> usize {
+        self.high.len() - self.n_gone + self.added.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every key, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = EdgeKey> + '_ {
+        self.base_keys().chain(self.added.iter().map(|&k| unpack(k)))
+    }
+
+    /// The base keys not removed, in increasing order.
+    fn base_keys(&self) -> impl Iterator<Item = EdgeKey> + '_ {
+        self.offsets.windows(2).enumerate().flat_map(move |(u, w)| {
+            (w[0] as usize..w[1] as usize)
+                .filter(move |&i| !self.is_gone(i))
+                .map(move |i| (u as VertexId, self.high[i]))
+        })
+    }
+
+    /// The keys with endpoint `v`: those where `v` is the larger endpoint
+    /// take a scan of the whole set.
+    pub fn keys_at(&self, v: VertexId) -> Vec<EdgeKey> {
+        self.keys().filter(|&(a, b)| a == v || b == v).collect()
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        // a hash set slot: the key and a control byte
+        self.offsets.capacity() * 4 + self.high.capacity() * 4 + self.gone.capacity() * 8 + self.added.capacity() * 9
+    }
+
+    /// Merges the changes into a new base once they pass a sixteenth of it
+    /// (amortised O(1) an update: the merge is linear in the set plus a
+    /// sort of the inserted edges).
+    fn merge_if_due(&mut self) {
+        if self.added.len() + self.n_gone <= self.slack + self.high.len() / 16 {
+            return;
+        }
+        let mut added: Vec<EdgeKey> = self.added.iter().map(|&k| unpack(k)).collect();
+        added.sort_unstable();
+        let len = self.len();
+        if len > u32::MAX as usize {
+            return;
+        }
+        let merged = MergeSorted {
+            a: self.base_keys().peekable(),
+            b: added.into_iter().peekable(),
+        };
+        let new = Self::from_sorted(merged, len, self.slack);
+        *self = new;
+    }
+}
+
+/// Two increasing, disjoint key sequences as one.
+struct MergeSorted<A: Iterator<Item = EdgeKey>, B: Iterator<Item = EdgeKey>> {
+    a: std::iter::Peekable<A>,
+    b: std::iter::Peekable<B>,
+}
+
+impl<A: Iterator<Item = EdgeKey>, B: Iterator<Item = EdgeKey>> Iterator for MergeSorted<A, B> {
+    type Item = EdgeKey;
+
+    fn next(&mut self) -> Option<EdgeKey> {
+        match (self.a.peek(), self.b.peek()) {
+            (Some(x), Some(y)) if y < x => self.b.next(),
+            (Some(_), _) => self.a.next(),
+            (None, _) => self.b.next(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn duplicates_are_refused() {
+        assert_eq!(EdgeSet::from_keys(vec![(1, 2), (0, 3), (1, 2)]).unwrap_err(), (1, 2));
+        let s = EdgeSet::from_keys(vec![(1, 2), (0, 3), (5, 9)]).unwrap();
+        assert!(s.contains((0, 3)) && s.contains((5, 9)) && !s.contains((0, 2)) && !s.contains((9, 10)));
+    }
+
+    #[test]
+    fn stays_compact_over_a_long_history() {
+        let keys: Vec<EdgeKey> = (0..20_000u32).map(|i| (i, i + 1 + i % 7)).collect();
+        let mut s = EdgeSet::from_keys(keys.clone()).unwrap();
+        let mut oracle: BTreeSet<EdgeKey> = keys.iter().copied().collect();
+        for (round, &(u, v)) in keys.iter().enumerate().cycle().take(200_000) {
+            let k = if round % 3 == 0 { (u, v) } else { (u, v + 100) };
+            let present = oracle.contains(&k);
+            if present {
+                assert!(s.remove(k));
+                oracle.remove(&k);
+            } else {
+                assert!(s.insert(k));
+                oracle.insert(k);
+            }
+            assert!(s.memory_bytes() <= 7 * s.len() + 4 * 40_000 + 64 * MERGE_SLACK);
+        }
+        assert_eq!(s.len(), oracle.len());
+        let mut all: Vec<EdgeKey> = s.keys().collect();
+        all.sort_unstable();
+        assert!(all.iter().eq(oracle.iter()));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Against a `BTreeSet`, with merges forced often (a small base).
+        #[test]
+        fn behaves_as_a_set(
+            base in proptest::collection::vec((0u32..40, 0u32..40), 0..60),
+            ops in proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40), 0..3000),
+            slack in 0usize..40,
+        ) {
+            let base: BTreeSet<EdgeKey> =
+                base.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
+            let mut s = EdgeSet::from_keys(base.iter().copied().collect()).unwrap();
+            s.slack = slack;
+            let mut oracle = base;
+            for (insert, a, b) in ops {
+                if a == b { continue; }
+                let k = (a.min(b), a.max(b));
+                if insert {
+                    prop_assert_eq!(s.insert(k), oracle.insert(k));
+                } else {
+                    prop_assert_eq!(s.remove(k), oracle.remove(&k));
+                }
+                prop_assert_eq!(s.len(), oracle.len());
+                prop_assert!(s.contains(k) == oracle.contains(&k));
+            }
+            for a in 0..41 {
+                for b in a + 1..41 {
+                    prop_assert_eq!(s.contains((a, b)), oracle.contains(&(a, b)));
+                }
+                let mut at = s.keys_at(a);
+                at.sort_unstable();
+                let want: Vec<EdgeKey> = oracle.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
+                prop_assert_eq!(at, want);
+            }
+        }
+    }
+}
