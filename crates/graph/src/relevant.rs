@@ -8,16 +8,16 @@
 //! label triple, and never looks at an update of another triple.
 //!
 //! [`EdgeFilter`] says which triples a query uses. [`OtherEdges`] holds the
-//! edges it drops, in a hash map, only so that updates are still validated
+//! edges it drops, in an [`EdgeSet`], only so that updates are still validated
 //! exactly as the whole graph would validate them (a duplicate insertion or
 //! the deletion of a missing edge is an error whichever store holds the
 //! edge). [`OtherEdges::route`] splits a batch between the two stores: the
 //! matcher's [`DynamicGraph`] gets every vertex update and every edge update
 //! the filter keeps or that the graph itself must reject, and an update of
-//! a dropped triple costs a hash lookup instead of two sorted insertions.
+//! a dropped triple costs a set lookup instead of two sorted insertions.
 //!
 //! Removing a vertex removes its edges in both stores: the graph's by its
-//! own validation, the map's when the route is applied (a scan of the map,
+//! own validation, the set's when the route is applied (a scan of the set,
 //! only for a vertex that has edges there, as counted per vertex).
 
 use std::collections::{HashMap, HashSet};
