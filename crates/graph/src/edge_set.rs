@@ -21,7 +21,7 @@ use crate::types::VertexId;
 pub type EdgeKey = (VertexId, VertexId);
 
 /// Changes merged into the base once they exceed this plus a sixteenth of it.
-const MERGE_SLACK: usize = 1024;
+const MERGE_SLACK: usize = 64;
 
 /// A set of undirected edges keyed `(u, v)` with `u < v`; see the module
 /// docs.
