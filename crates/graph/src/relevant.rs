@@ -195,7 +195,7 @@ enum Place {
 
 /// The edges an [`EdgeFilter`] drops, kept to validate updates (see the
 /// module docs): their keys only, in an [`EdgeSet`] (about 4-5.5 bytes an
-/// edge; no update reads a dropped edge's label).
+/// edge, at most 9; no update reads a dropped edge's label).
 #[derive(Clone, Debug, Default)]
 pub struct OtherEdges {
     edges: EdgeSet,
