@@ -3,7 +3,7 @@
 //!
 //! The bulk is a sorted base, a one-direction CSR over each edge's smaller
 //! endpoint (4 bytes an edge and 4 a vertex, against a full CSR's 8 and
-//! 12), with a bitmap of the base edges removed since. Edges inserted since
+//! 12), whose entries carry a bit saying removed since. Edges inserted since
 //! live in a small hash set. When the insertions reach an eighth of the
 //! base or the removals a quarter they are merged into a new base (a linear
 //! pass), so a set of `m` edges holds at most about `9 m` bytes plus 4 a
@@ -21,6 +21,10 @@ use crate::types::VertexId;
 /// An edge as a key: `(smaller endpoint, larger endpoint)`.
 pub type EdgeKey = (VertexId, VertexId);
 
+/// The bit of a `high` entry that marks it removed (vertex ids stay below
+/// 2^31: [`crate::types::MAX_VERTEX_ID`]).
+const GONE: u32 = 1 << 31;
+
 /// Changes merged into the base once they exceed this plus an eighth
 /// (insertions) or a quarter (removals) of it.
 const MERGE_SLACK: usize = 64;
@@ -33,8 +37,8 @@ pub struct EdgeSet {
     /// sorted; `offsets` covers the smaller endpoints up to the largest.
     offsets: Vec<u32>,
     high: Vec<VertexId>,
-    /// One bit per `high` entry: removed since the base was built.
-    gone: Vec<u64>,
+    /// Base entries removed since the base was built (their [`GONE`] bit
+    /// set in `high`).
     n_gone: usize,
     /// Edges inserted since the base was built and not in it.
     added: HashSet<u64, FixedState>,
@@ -87,7 +91,6 @@ impl EdgeSet {
         offsets.shrink_to_fit();
         EdgeSet {
             offsets,
-            gone: vec![0; high.len().div_ceil(64)],
             high,
             n_gone: 0,
             added: HashSet::default(),
@@ -103,17 +106,20 @@ impl EdgeSet {
             return None;
         }
         let (lo, hi) = (self.offsets[u] as usize, self.offsets[u + 1] as usize);
-        self.high[lo..hi].binary_search(&v).ok().map(|i| lo + i)
+        self.high[lo..hi]
+            .binary_search_by_key(&v, |&x| x & !GONE)
+            .ok()
+            .map(|i| lo + i)
     }
 
     #[inline]
     fn is_gone(&self, i: usize) -> bool {
-        self.gone[i / 64] >> (i % 64) & 1 == 1
+        self.high[i] & GONE != 0
     }
 
     #[inline]
     fn flip_gone(&mut self, i: usize) {
-        self.gone[i / 64] ^= 1 << (i % 64);
+        self.high[i] ^= GONE;
     }
 
     /// Whether `key` (`u < v`) is in the set.
@@ -186,7 +192,7 @@ impl EdgeSet {
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         // a hash set slot: the key and a control byte
-        self.offsets.capacity() * 4 + self.high.capacity() * 4 + self.gone.capacity() * 8 + self.added.capacity() * 9
+        self.offsets.capacity() * 4 + self.high.capacity() * 4 + self.added.capacity() * 9
     }
 
     /// Merges the changes into a new base once the inserted edges pass an
@@ -233,8 +239,6 @@ impl EdgeSet {
         }
         offsets.push(high.len() as u32);
         debug_assert_eq!(high.len(), len);
-        self.gone.clear();
-        self.gone.resize(high.len().div_ceil(64), 0);
         self.n_gone = 0;
         self.offsets = offsets;
         self.high = high;
