@@ -3,8 +3,8 @@
 //!
 //! The bulk is a sorted base, a one-direction CSR over each edge's smaller
 //! endpoint (4 bytes an edge and 4 a vertex, against a full CSR's 8 and
-//! 12), whose entries carry a bit saying removed since. Edges inserted since
-//! live in a small hash set. When the insertions reach an eighth of the
+//! 12); each entry carries a bit that marks it removed since the base was
+//! built. Edges inserted since live in a small hash set. When the insertions reach an eighth of the
 //! base or the removals a quarter they are merged into a new base (a linear
 //! pass), so a set of `m` edges holds at most about `9 m` bytes plus 4 a
 //! vertex whatever the history (4-5.5 typically), where a hash set of
