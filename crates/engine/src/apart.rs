@@ -1,7 +1,7 @@
 //! [`EdgesApart`]: what an engine that serves one query needs to keep the
 //! edges the query cannot use out of the graph it matches on
 //! ([`csm_graph::relevant`]): the split at `init`, and each batch routed
-//! between the graph and the map of the other edges, with the errors of the
+//! between the graph and the set of the other edges, with the errors of the
 //! whole graph's validation.
 
 use std::borrow::Cow;
@@ -82,16 +82,16 @@ impl EdgesApart {
         self.edges.is_empty()
     }
 
-    /// Heap bytes of the map.
+    /// Heap bytes of the set.
     pub fn memory_bytes(&self) -> usize {
         self.edges.memory_bytes()
     }
 
-    /// Routes `batch` between `g` (nothing pending) and the map
+    /// Routes `batch` between `g` (nothing pending) and the set
     /// ([`OtherEdges::route`]), in lenient mode, or in strict mode up to its
     /// first invalid update, which is then the error returned: the one the
     /// whole graph's validation names (an update `g` rejects before an
-    /// insertion the map rejects comes first).
+    /// insertion the set rejects comes first).
     pub fn route(&self, g: &DynamicGraph, batch: Batch<'_>) -> Result<RoutedBatch, EngineError> {
         let (routed, seconds) = self.route_each(g, batch);
         if let Some(err) = routed.error {
@@ -112,7 +112,7 @@ impl EdgesApart {
         (routed, t0.elapsed().as_secs_f64())
     }
 
-    /// Applies routes to the map (its insertions and deletions).
+    /// Applies routes to the set (its insertions and deletions).
     pub fn apply(&mut self, routes: &[Route]) {
         self.edges.apply(routes);
     }
@@ -150,7 +150,7 @@ impl RoutedBatch {
     }
 
     /// Once the graph took its part (with `result`, or none when the part
-    /// was empty): applies the map's part and charges it, and the routing,
+    /// was empty): applies the set's part and charges it, and the routing,
     /// to the batch's update time.
     pub fn finish(self, apart: &mut EdgesApart, result: Option<BatchResult>) -> BatchResult {
         let t = Instant::now();
@@ -162,7 +162,7 @@ impl RoutedBatch {
     }
 }
 
-/// The result of an update that went to the map.
+/// The result of an update that went to the set.
 pub fn apart_result(update_seconds: f64, skipped: usize) -> BatchResult {
     BatchResult {
         update_seconds,

@@ -536,7 +536,7 @@ impl ContinuousMatcher for GpuEngine {
     }
 
     /// With edges kept apart, the host graph's part of the batch is matched
-    /// and the rest goes to the map.
+    /// and the rest goes to the set.
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let Some(apart) = self.apart.as_ref() else {
             return self.process_graph(batch);

@@ -143,10 +143,10 @@ pub enum Route {
     /// To the graph, a valid removal of this vertex: its edges held here
     /// go too.
     GraphRemoving(VertexId),
-    /// A valid insertion of a dropped edge (key and label).
-    Insert((VertexId, VertexId), Label),
+    /// A valid insertion of a dropped edge.
+    Insert(EdgeKey),
     /// A valid deletion of a dropped edge.
-    Remove((VertexId, VertexId)),
+    Remove(EdgeKey),
     /// Rejected here: the insertion of a dropped edge that is present
     /// (skipped in lenient mode).
     Rejected,
@@ -174,7 +174,7 @@ impl Route {
 }
 
 impl Routed {
-    /// Whether every update went to the graph and the map is left alone.
+    /// Whether every update went to the graph and the set is left alone.
     pub fn all_graph(&self) -> bool {
         self.routes.iter().all(|r| *r == Route::Graph)
     }
@@ -219,10 +219,8 @@ impl OtherEdges {
         Some(OtherEdges { edges, degree })
     }
 
-    /// Adds an edge; whether it was new.
-    fn insert(&mut self, key: EdgeKey) -> bool {
-        let new = self.edges.insert(key);
-        if new {
+    fn insert(&mut self, key: EdgeKey) {
+        if self.edges.insert(key) {
             let top = key.1 as usize + 1;
             if self.degree.len() < top {
                 self.degree.resize(top, 0);
@@ -230,17 +228,16 @@ impl OtherEdges {
             self.degree[key.0 as usize] += 1;
             self.degree[key.1 as usize] += 1;
         }
-        new
     }
 
-    fn remove(&mut self, key: (VertexId, VertexId)) {
+    fn remove(&mut self, key: EdgeKey) {
         if self.edges.remove(key) {
             self.degree[key.0 as usize] -= 1;
             self.degree[key.1 as usize] -= 1;
         }
     }
 
-    /// Drops every edge at `v` (a scan of the map when it holds any).
+    /// Drops every edge at `v` (a scan of the set when it holds any).
     fn remove_vertex(&mut self, v: VertexId) {
         if self.degree.get(v as usize).is_none_or(|&d| d == 0) {
             return;
@@ -351,7 +348,7 @@ impl OtherEdges {
                             places.insert(key, after);
                             match route {
                                 Step::Graph => Route::Graph,
-                                Step::Insert => Route::Insert(key, el),
+                                Step::Insert => Route::Insert(key),
                                 Step::Remove => Route::Remove(key),
                                 Step::Duplicate => Route::Rejected,
                             }
@@ -389,9 +386,7 @@ impl OtherEdges {
     pub fn apply(&mut self, routes: &[Route]) {
         for r in routes {
             match *r {
-                Route::Insert(key, _) => {
-                    self.insert(key);
-                }
+                Route::Insert(key) => self.insert(key),
                 Route::Remove(key) => self.remove(key),
                 Route::GraphRemoving(v) => self.remove_vertex(v),
                 Route::Graph | Route::Rejected => {}
@@ -490,7 +485,7 @@ mod tests {
             r.routes,
             [
                 Route::Remove((0, 2)),
-                Route::Insert((0, 2), 0),
+                Route::Insert((0, 2)),
                 Route::Graph,
                 Route::Remove((0, 2))
             ]
@@ -532,7 +527,7 @@ mod tests {
             lu(2, Update::AddEdge(Edge::new(0, 9, 0))),
         ];
         let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
-        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 9), 0)]);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 9))]);
     }
 
     #[test]
@@ -552,7 +547,7 @@ mod tests {
             lu(3, Update::AddEdge(Edge::new(1, 0, 0))),
         ];
         let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
-        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 1), 5), Route::Rejected]);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 1)), Route::Rejected]);
         // 0-2 is held here with label 0; a kept label does not move it
         let ups = [lu(4, Update::AddEdge(Edge::new(0, 2, 0)))];
         let f01 = EdgeFilter::new([(0, 0, 0)], true);

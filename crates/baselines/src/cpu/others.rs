@@ -1,7 +1,7 @@
 //! The registered query's graph without the edges it cannot use
 //! ([`csm_graph::relevant`], [`csm_engine::EdgesApart`]): batches are split between
-//! the matcher's `DynamicGraph` and a map of the other edges, so an update
-//! of a label triple no query edge has costs a hash-map step and no list
+//! the matcher's `DynamicGraph` and a set of the other edges, so an update
+//! of a label triple no query edge has costs a set lookup and no list
 //! work, and the lists the matcher intersects hold only edges of the
 //! query's triples (RapidFlow's views by label triple).
 
@@ -14,7 +14,7 @@ use super::CpuEngine;
 impl CpuEngine {
     /// [`csm_engine::ContinuousMatcher::process`] with edges kept apart:
     /// the graph's part of the batch through [`CpuEngine::process_graph`],
-    /// the rest into the map once the graph took its part.
+    /// the rest into the set once the graph took its part.
     pub(super) fn process_split(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let (Some(state), Some(apart)) = (self.state.as_ref(), self.apart.as_ref()) else {
             return Err(EngineError::NotInitialised("cpu".into()));
@@ -29,7 +29,7 @@ impl CpuEngine {
 
     /// [`csm_engine::ContinuousMatcher::process_each`] with edges kept
     /// apart: the graph's updates go through the overlapped path as one
-    /// stream, the others into the map; results come back in the batch's
+    /// stream, the others into the set; results come back in the batch's
     /// order.
     pub(super) fn process_each_split(
         &mut self,
@@ -68,7 +68,7 @@ impl CpuEngine {
             done += 1;
         }
         let t = std::time::Instant::now();
-        let apart = self.apart.as_mut().expect("split engines keep their map");
+        let apart = self.apart.as_mut().expect("split engines keep their set");
         apart.apply(&routed.routes[..done]);
         let in_map = routed.routes[..done].iter().filter(|r| !r.to_graph()).count();
         let each = (routing + t.elapsed().as_secs_f64()) / in_map.max(1) as f64;
