@@ -44,7 +44,31 @@ pub struct EdgeSet {
     added: HashSet<u64, FixedState>,
     /// [`MERGE_SLACK`], smaller in tests that want merges.
     slack: usize,
+    /// Merges so far: a [`BaseSlot`] found before the last one is stale.
+    generation: u64,
 }
+
+/// Where a lookup ([`EdgeSet::find`]) found a key: its index in the base
+/// (removed or not), not in the base, or not looked up. Valid for the
+/// [`EdgeSet::generation`] it was found in, so that a batch's changes can
+/// reuse the lookups its validation made ([`EdgeSet::apply_changes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseSlot(u32);
+
+impl BaseSlot {
+    /// Not looked up.
+    pub const UNKNOWN: BaseSlot = BaseSlot(u32::MAX);
+    /// Looked up, not in the base.
+    const NOT_IN_BASE: BaseSlot = BaseSlot(u32::MAX - 1);
+
+    fn of(index: Option<usize>) -> BaseSlot {
+        index.map_or(BaseSlot::NOT_IN_BASE, |i| BaseSlot(i as u32))
+    }
+}
+
+/// The most edges a base holds (base indices stay below the
+/// [`BaseSlot`] markers).
+const MAX_BASE: usize = u32::MAX as usize - 2;
 
 impl Default for EdgeSet {
     fn default() -> Self {
@@ -64,9 +88,9 @@ fn unpack(k: u64) -> EdgeKey {
 
 impl EdgeSet {
     /// The set of `keys` (each `u < v`); `Err` with a key given twice, or
-    /// with the first key when the base would pass `u32::MAX` edges.
+    /// with the first key when the base would pass `u32::MAX - 2` edges.
     pub fn from_keys(mut keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
-        if keys.len() > u32::MAX as usize {
+        if keys.len() > MAX_BASE {
             return Err(keys[0]);
         }
         keys.sort_unstable();
@@ -95,6 +119,7 @@ impl EdgeSet {
             n_gone: 0,
             added: HashSet::default(),
             slack,
+            generation: 0,
         }
     }
 
@@ -125,40 +150,87 @@ impl EdgeSet {
     /// Whether `key` (`u < v`) is in the set.
     #[inline]
     pub fn contains(&self, key: EdgeKey) -> bool {
-        match self.base_index(key) {
+        self.find(key).0
+    }
+
+    /// Whether `key` (`u < v`) is in the set, and where it was looked up
+    /// (valid in this [`EdgeSet::generation`]).
+    #[inline]
+    pub fn find(&self, key: EdgeKey) -> (bool, BaseSlot) {
+        let i = self.base_index(key);
+        let present = match i {
             Some(i) => !self.is_gone(i),
             None => self.added.contains(&pack(key)),
-        }
+        };
+        (present, BaseSlot::of(i))
+    }
+
+    /// Merges of the base so far ([`BaseSlot`]).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Adds `key` (`u < v`); whether it was new.
     pub fn insert(&mut self, key: EdgeKey) -> bool {
-        let new = match self.base_index(key) {
-            Some(i) if self.is_gone(i) => {
-                self.flip_gone(i);
-                self.n_gone -= 1;
-                true
-            }
-            Some(_) => false,
-            None => self.added.insert(pack(key)),
-        };
+        let new = self.change_at(key, self.base_index(key), true);
         self.merge_if_due();
         new
     }
 
     /// Removes `key` (`u < v`); whether it was there.
     pub fn remove(&mut self, key: EdgeKey) -> bool {
-        let was = match self.base_index(key) {
-            Some(i) if !self.is_gone(i) => {
+        let was = self.change_at(key, self.base_index(key), false);
+        self.merge_if_due();
+        was
+    }
+
+    /// Inserts (`true`) or removes each key of `changes`, in order (a key
+    /// may repeat), calling `on_change` for each change that changed the
+    /// set (an insertion of a new key, a removal of a present one). Each
+    /// change comes with where a lookup found its key in `generation`: when
+    /// that is still this set's generation, known slots skip the lookup
+    /// (a binary search). They stay valid through the changes because a
+    /// due merge waits for the last one.
+    pub fn apply_changes(
+        &mut self,
+        changes: impl IntoIterator<Item = (EdgeKey, bool, BaseSlot)>,
+        generation: u64,
+        mut on_change: impl FnMut(EdgeKey, bool),
+    ) {
+        let fresh = generation == self.generation;
+        for (key, insert, slot) in changes {
+            let i = match slot {
+                BaseSlot::UNKNOWN => self.base_index(key),
+                _ if !fresh => self.base_index(key),
+                BaseSlot::NOT_IN_BASE => None,
+                BaseSlot(i) => Some(i as usize),
+            };
+            debug_assert_eq!(i, self.base_index(key), "a stale slot for {key:?}");
+            if self.change_at(key, i, insert) {
+                on_change(key, insert);
+            }
+        }
+        self.merge_if_due();
+    }
+
+    /// Inserts or removes `key`, whose base index is `i`; whether the set
+    /// changed. No merge.
+    #[inline]
+    fn change_at(&mut self, key: EdgeKey, i: Option<usize>, insert: bool) -> bool {
+        match i {
+            Some(i) if self.is_gone(i) == insert => {
                 self.flip_gone(i);
-                self.n_gone += 1;
+                if insert {
+                    self.n_gone -= 1;
+                } else {
+                    self.n_gone += 1;
+                }
                 true
             }
             Some(_) => false,
+            None if insert => self.added.insert(pack(key)),
             None => self.added.remove(&pack(key)),
-        };
-        self.merge_if_due();
-        was
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -206,7 +278,7 @@ impl EdgeSet {
             return;
         }
         let len = self.len();
-        if len > u32::MAX as usize {
+        if len > MAX_BASE {
             return;
         }
         let mut added: Vec<EdgeKey> = self.added.drain().map(unpack).collect();
@@ -242,6 +314,7 @@ impl EdgeSet {
         self.n_gone = 0;
         self.offsets = offsets;
         self.high = high;
+        self.generation += 1;
     }
 }
 
@@ -316,6 +389,53 @@ mod tests {
                 at.sort_unstable();
                 let want: Vec<EdgeKey> = oracle.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
                 prop_assert_eq!(at, want);
+            }
+        }
+
+        /// Batches of changes (keys repeat), against a `BTreeSet`: the same
+        /// set and the same changes reported, with slots found before the
+        /// batch for some keys, and stale slots after a merge.
+        #[test]
+        fn applies_batches_of_changes_as_a_set(
+            base in proptest::collection::vec((0u32..40, 0u32..40), 0..60),
+            batches in proptest::collection::vec(
+                proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40, any::<bool>()), 0..600), 0..8),
+            slack in 0usize..40,
+            stale in any::<bool>(),
+        ) {
+            let base: BTreeSet<EdgeKey> =
+                base.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
+            let mut s = EdgeSet::from_keys(base.iter().copied().collect()).unwrap();
+            s.slack = slack;
+            let mut oracle = base;
+            for ops in batches {
+                let stale = stale && s.generation() > 0;
+                let generation = s.generation() - u64::from(stale);
+                let changes: Vec<(EdgeKey, bool, BaseSlot)> = ops
+                    .into_iter()
+                    .filter(|&(_, a, b, _)| a != b)
+                    .map(|(insert, a, b, look)| {
+                        let k = (a.min(b), a.max(b));
+                        let slot = if look { s.find(k).1 } else { BaseSlot::UNKNOWN };
+                        // a stale generation's slots point anywhere
+                        let slot = if stale && look { BaseSlot(0) } else { slot };
+                        (k, insert, slot)
+                    })
+                    .collect();
+                let mut want = Vec::new();
+                for &(k, insert, _) in &changes {
+                    let changed = if insert { oracle.insert(k) } else { oracle.remove(&k) };
+                    if changed {
+                        want.push((k, insert));
+                    }
+                }
+                let mut got = Vec::new();
+                s.apply_changes(changes, generation, |k, insert| got.push((k, insert)));
+                prop_assert_eq!(got, want);
+                prop_assert_eq!(s.len(), oracle.len());
+                let mut all: Vec<EdgeKey> = s.keys().collect();
+                all.sort_unstable();
+                prop_assert!(all.iter().eq(oracle.iter()));
             }
         }
     }
