@@ -92,11 +92,16 @@ fn check_case(seed: u64) -> Result<(), TestCaseError> {
     let noise = if strictness == Strictness::Strict { 0.06 } else { 0.25 };
     let mut apart = CpuEngine::new(1, Arc::new(CostOrder)).expect("pool");
     let mut each = CpuEngine::new(2, Arc::new(CostOrder)).expect("pool");
+    // batches of edge updates routed and applied on the pool
+    let mut pooled = CpuEngine::new(2, Arc::new(CostOrder))
+        .expect("pool")
+        .route_parallel_min(0);
     let mut oracle = Recount::new(BruteForce);
     let mut oracle_each = Recount::new(BruteForce);
     let g0 = model.to_data();
     apart.init(&g0, &q).expect("init");
     each.init(&g0, &q).expect("init");
+    pooled.init(&g0, &q).expect("init");
     oracle.init(&g0, &q).expect("init");
     oracle_each.init(&g0, &q).expect("init");
     // the case must exercise the split
@@ -106,6 +111,15 @@ fn check_case(seed: u64) -> Result<(), TestCaseError> {
         let want = run(&mut oracle, &batch, strictness);
         let got = run(&mut apart, &batch, strictness);
         prop_assert_eq!(outcome(&got), outcome(&want), "seed {} batch {}: {:?}", seed, i, batch);
+        let pooled_got = run(&mut pooled, &batch, strictness);
+        prop_assert_eq!(
+            outcome(&pooled_got),
+            outcome(&want),
+            "pooled: seed {} batch {}: {:?}",
+            seed,
+            i,
+            batch
+        );
         // one at a time
         let (mut want_each, mut got_each) = (Vec::new(), Vec::new());
         let b = Batch {

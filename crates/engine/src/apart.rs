@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use csm_graph::{DynamicGraph, EdgeFilter, GraphData, OtherEdges, Route, Routed, ABSENT};
+use csm_graph::{DynamicGraph, EdgeFilter, GraphData, OtherEdges, Routed, ABSENT};
 use csm_planner::QueryGraph;
 
 use crate::{Batch, BatchResult, EngineError};
@@ -82,6 +82,19 @@ impl EdgesApart {
         self.edges.is_empty()
     }
 
+    /// Whether routing a batch of `n` updates pays on a pool
+    /// ([`OtherEdges::wants_pool`]): callers with one run
+    /// [`EdgesApart::route`] inside it then.
+    pub fn wants_pool(&self, n: usize) -> bool {
+        self.edges.wants_pool(n)
+    }
+
+    /// Sets the batch size from which routing goes to the caller's pool ([`OtherEdges::set_parallel_min`]), for tests and
+    /// experiments.
+    pub fn set_parallel_min(&mut self, updates: usize) {
+        self.edges.set_parallel_min(updates);
+    }
+
     /// Heap bytes of the set.
     pub fn memory_bytes(&self) -> usize {
         self.edges.memory_bytes()
@@ -112,9 +125,10 @@ impl EdgesApart {
         (routed, t0.elapsed().as_secs_f64())
     }
 
-    /// Applies routes to the set (its insertions and deletions).
-    pub fn apply(&mut self, routes: &[Route]) {
-        self.edges.apply(routes);
+    /// Applies the first `n` routes of `routed` to the set (their
+    /// insertions and deletions; [`OtherEdges::apply_first`]).
+    pub fn apply_first(&mut self, routed: &Routed, n: usize) {
+        self.edges.apply_first(routed, n);
     }
 }
 
@@ -154,7 +168,7 @@ impl RoutedBatch {
     /// to the batch's update time.
     pub fn finish(self, apart: &mut EdgesApart, result: Option<BatchResult>) -> BatchResult {
         let t = Instant::now();
-        apart.apply(&self.routed.routes);
+        apart.edges.apply(&self.routed);
         let mut r = result.unwrap_or_default();
         r.skipped += self.routed.skipped;
         r.update_seconds += self.seconds + t.elapsed().as_secs_f64();

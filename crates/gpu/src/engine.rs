@@ -541,19 +541,32 @@ impl ContinuousMatcher for GpuEngine {
         let Some(apart) = self.apart.as_ref() else {
             return self.process_graph(batch);
         };
+        // large batches look their edges up on rayon's pool
+        let on_pool = apart.wants_pool(batch.updates.len());
         let routed = {
             let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
             let st = inner
                 .state
                 .as_ref()
                 .ok_or_else(|| EngineError::NotInitialised(self.name.clone()))?;
-            apart.route(&st.graph, batch)?
+            on_global_pool(on_pool, || apart.route(&st.graph, batch))?
         };
         if routed.all_graph() {
             return self.process_graph(batch);
         }
         let result = routed.process_graph_part(batch, |b| self.process_graph(b))?;
         Ok(routed.finish(self.apart.as_mut().expect("checked above"), result))
+    }
+}
+
+/// Runs `f` on rayon's global pool when `yes` and the pool has 2 or more
+/// threads (where the routing of a large batch runs in parallel:
+/// [`EdgesApart::wants_pool`]), else on the caller's thread.
+fn on_global_pool<R: Send>(yes: bool, f: impl FnOnce() -> R + Send) -> R {
+    if yes && rayon::current_num_threads() > 1 {
+        rayon::scope(|_| f())
+    } else {
+        f()
     }
 }
 

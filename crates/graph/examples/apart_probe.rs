@@ -2,27 +2,32 @@
 //! ([`EdgeFilter::split`]): the matcher's `DynamicGraph` plus the set of the
 //! other edges, against the CSR of the whole graph of the moment, over a
 //! mixed stream. `cargo run --release -p csm-graph --example apart_probe --
-//! GRAPH [LABELS] [FRACTION] [BATCH]`: SNAP or csm formats, LABELS = 8
+//! GRAPH [LABELS] [FRACTION] [BATCH] [THREADS]`: SNAP or csm formats, LABELS = 8
 //! uniform labels (seed 1) for a graph without them, a stream of FRACTION
 //! = 10% of the edges (seed 1) in batches of BATCH = 4096; the filter keeps
 //! the triples of a query with labels 0 and 1 on its edges (0-0 and 0-1).
 //! Also prints the time spent routing the batches and applying them to
-//! each store.
+//! each store; with THREADS (default 1) above 1, routing and applying to
+//! the set run inside a rayon pool of that many threads (on it for batches
+//! of [`OtherEdges::PARALLEL_MIN_UPDATES`] or more).
 
 use std::time::Instant;
 
 use csm_graph::format::{read_graph_file, ReadOptions};
 use csm_graph::gen::{make_stream, Labeller, StreamAmount};
-use csm_graph::{DynamicGraph, EdgeFilter, GraphView, Strictness, Update};
+use csm_graph::{DynamicGraph, EdgeFilter, GraphView, OtherEdges, Strictness, Update};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = args
         .first()
-        .ok_or("usage: apart_probe GRAPH [LABELS] [FRACTION] [BATCH]")?;
+        .ok_or("usage: apart_probe GRAPH [LABELS] [FRACTION] [BATCH] [THREADS]")?;
     let num_labels: u32 = args.get(1).map_or(Ok(8), |s| s.parse())?;
     let fraction: f64 = args.get(2).map_or(Ok(0.1), |s| s.parse())?;
     let batch: usize = args.get(3).map_or(Ok(4096), |s| s.parse())?;
+    let threads: usize = args.get(4).map_or(Ok(1), |s| s.parse())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let on_pool = |f: &mut (dyn FnMut() + Send)| if threads > 1 { pool.install(f) } else { f() };
     let options = ReadOptions {
         labeller: Labeller::Uniform { num_labels, seed: 1 },
         ..ReadOptions::default()
@@ -34,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dg = DynamicGraph::from_data(&kept)?;
     let per_entry = if g0.edge_labelled { 8 } else { 4 };
     let mut edges = g0.edges.len();
-    let ratio = |dg: &DynamicGraph, other: &csm_graph::OtherEdges, edges: usize| {
+    let ratio = |dg: &DynamicGraph, other: &OtherEdges, edges: usize| {
         let csr = 12 * dg.num_vertices() + 8 + 2 * per_entry * edges;
         (dg.memory_bytes() + other.memory_bytes()) as f64 / csr as f64
     };
@@ -44,14 +49,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut secs = [0.0f64; 3];
     for chunk in updates.chunks(batch) {
         let t0 = Instant::now();
-        let routed = other.route(&dg, &filter, chunk, "stream", Strictness::Strict);
+        let mut routed = None;
+        on_pool(&mut || routed = Some(other.route(&dg, &filter, chunk, "stream", Strictness::Strict)));
+        let routed = routed.expect("routed");
         if let Some(e) = routed.error {
             return Err(e.into());
         }
         let t1 = Instant::now();
         dg.apply(&routed.graph, "stream", Strictness::Strict)?;
         let t2 = Instant::now();
-        other.apply(&routed.routes);
+        on_pool(&mut || other.apply(&routed));
         let t3 = Instant::now();
         secs[0] += (t1 - t0).as_secs_f64();
         secs[1] += (t2 - t1).as_secs_f64();

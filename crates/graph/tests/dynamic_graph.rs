@@ -271,7 +271,7 @@ fn edges_kept_apart_stay_within_twice_the_csr() {
         let routed = other.route(&dg, &filter, chunk, "stream", Strictness::Strict);
         assert!(routed.error.is_none());
         dg.apply(&routed.graph, "stream", Strictness::Strict).unwrap();
-        other.apply(&routed.routes);
+        other.apply(&routed);
         for lu in chunk {
             match lu.update {
                 Update::AddEdge(e) => assert!(set.insert(e.key())),

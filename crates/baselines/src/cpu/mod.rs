@@ -69,6 +69,8 @@ pub struct CpuEngine {
     edge_filter: bool,
     /// Those edges, when kept apart.
     apart: Option<EdgesApart>,
+    /// [`CpuEngine::route_parallel_min`].
+    route_parallel_min: Option<usize>,
 }
 
 /// When continuous matching groups hub lists by label
@@ -168,6 +170,7 @@ impl CpuEngine {
             first_slice: capped::FIRST_SLICE,
             edge_filter: true,
             apart: None,
+            route_parallel_min: None,
         })
     }
 
@@ -190,6 +193,15 @@ impl CpuEngine {
     /// apart (for comparisons; see the `others` module).
     pub fn without_edge_filter(mut self) -> Self {
         self.edge_filter = false;
+        self
+    }
+
+    /// Sets the batch size from which the routing of a batch between the
+    /// graph and the edges kept apart looks its edges up on the pool (default
+    /// [`csm_graph::OtherEdges::PARALLEL_MIN_UPDATES`]; 0: always with 2
+    /// or more threads), for tests and experiments.
+    pub fn route_parallel_min(mut self, updates: usize) -> Self {
+        self.route_parallel_min = Some(updates);
         self
     }
 
@@ -803,7 +815,10 @@ impl ContinuousMatcher for CpuEngine {
         "cpu"
     }
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        let (dg, apart) = EdgesApart::graph_for(g, q, self.edge_filter)?;
+        let (dg, mut apart) = EdgesApart::graph_for(g, q, self.edge_filter)?;
+        if let (Some(apart), Some(n)) = (apart.as_mut(), self.route_parallel_min) {
+            apart.set_parallel_min(n);
+        }
         self.apart = apart;
         let (plans, sym, hubs) = self.planned(&dg, q, &[]);
         self.state = Some((dg, plans, sym, hubs, q.clone()));

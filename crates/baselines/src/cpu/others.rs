@@ -5,11 +5,13 @@
 //! work, and the lists the matcher intersects hold only edges of the
 //! query's triples (RapidFlow's views by label triple).
 
+use std::sync::Arc;
+
 use csm_engine::apart::apart_result;
 use csm_engine::{Batch, BatchResult, EngineError};
 use csm_graph::{Route, Strictness};
 
-use super::CpuEngine;
+use super::{graph_work, CpuEngine};
 
 impl CpuEngine {
     /// [`csm_engine::ContinuousMatcher::process`] with edges kept apart:
@@ -19,7 +21,10 @@ impl CpuEngine {
         let (Some(state), Some(apart)) = (self.state.as_ref(), self.apart.as_ref()) else {
             return Err(EngineError::NotInitialised("cpu".into()));
         };
-        let routed = apart.route(&state.0, batch)?;
+        // large batches look their edges up on the pool
+        let pool = Arc::clone(&self.pool);
+        let on_pool = self.threads > 1 && apart.wants_pool(batch.updates.len());
+        let routed = graph_work(&pool, on_pool, || apart.route(&state.0, batch))?;
         if routed.all_graph() {
             return self.process_graph(batch);
         }
@@ -69,7 +74,7 @@ impl CpuEngine {
         }
         let t = std::time::Instant::now();
         let apart = self.apart.as_mut().expect("split engines keep their set");
-        apart.apply(&routed.routes[..done]);
+        apart.apply_first(&routed, done);
         let in_map = routed.routes[..done].iter().filter(|r| !r.to_graph()).count();
         let each = (routing + t.elapsed().as_secs_f64()) / in_map.max(1) as f64;
         let mut inner = inner.into_iter();

@@ -17,7 +17,7 @@
 
 mod degrees;
 mod overlay;
-mod parallel;
+pub(crate) mod parallel;
 
 use std::collections::HashMap;
 

@@ -23,7 +23,7 @@ pub(super) const MIN_ARENA: usize = 1 << 20;
 /// Whether the caller runs inside a rayon pool (e.g. a matcher's
 /// `pool.install`) of 2 or more threads: callers that never asked for
 /// threads stay on theirs.
-pub(super) fn in_pool() -> bool {
+pub(crate) fn in_pool() -> bool {
     rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1
 }
 
