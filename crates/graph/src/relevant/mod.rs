@@ -330,18 +330,33 @@ impl OtherEdges {
     }
 
     /// Batches of at least this many edge updates look up their edges on
-    /// the caller's rayon pool ([`OtherEdges::route`]). Smaller ones stay
-    /// on the caller's thread: on email-Enron's batches of 4,096 (about
-    /// 0.25 ms of routing each) waking the pool cost what the threads
-    /// saved, on the device's 16-core host; batches of 65,536 routed 1.6×
-    /// faster on 16 threads.
+    /// the caller's rayon pool ([`OtherEdges::route`])...
     pub const PARALLEL_MIN_UPDATES: usize = 16_384;
 
+    /// ... or of this many, in a set of [`OtherEdges::PARALLEL_MIN_SET`]
+    /// edges or more, whose lookups miss the cache.
+    pub const PARALLEL_MIN_UPDATES_LARGE_SET: usize = 2048;
+
+    /// Edges (4 MB of base) from which a set misses the cache.
+    pub const PARALLEL_MIN_SET: usize = 1 << 20;
+
     /// Whether routing `n` updates pays on a pool:
-    /// [`OtherEdges::PARALLEL_MIN_UPDATES`] or more of them. Callers with
-    /// a pool route inside it when this holds.
+    /// [`OtherEdges::PARALLEL_MIN_UPDATES`] or more of them, or
+    /// [`OtherEdges::PARALLEL_MIN_UPDATES_LARGE_SET`] in a large set (as
+    /// set by [`OtherEdges::set_parallel_min`] when it was). Callers with
+    /// a pool route inside it when this holds. Measured on the device's
+    /// 16-core host: on email-Enron (a set of 167 K edges, about 0.25 ms
+    /// of routing for 4,096 updates) waking the pool for batches of 4,096
+    /// cost what the threads saved, while batches of 65,536 routed 1.4-2×
+    /// faster on 16 threads.
     pub fn wants_pool(&self, n: usize) -> bool {
-        n >= self.parallel_min.unwrap_or(Self::PARALLEL_MIN_UPDATES)
+        match self.parallel_min {
+            Some(min) => n >= min,
+            None => {
+                n >= Self::PARALLEL_MIN_UPDATES
+                    || (n >= Self::PARALLEL_MIN_UPDATES_LARGE_SET && self.edges.len() >= Self::PARALLEL_MIN_SET)
+            }
+        }
     }
 
     /// Whether routing `n` updates goes to the pool:
