@@ -258,7 +258,40 @@ impl EdgeSet {
     /// The keys with endpoint `v`: those where `v` is the larger endpoint
     /// take a scan of the whole set.
     pub fn keys_at(&self, v: VertexId) -> Vec<EdgeKey> {
-        self.keys().filter(|&(a, b)| a == v || b == v).collect()
+        self.keys_at_any(&[v])
+    }
+
+    /// The keys with an endpoint in `vs`, sorted, each once: the ranges of
+    /// `vs`, then one scan of the whole base (4 bytes an edge, read in
+    /// order) for those where a vertex of `vs` is the larger endpoint, and
+    /// of the inserted edges.
+    pub fn keys_at_any(&self, vs: &[VertexId]) -> Vec<EdgeKey> {
+        let Some(&top) = vs.iter().max() else {
+            return Vec::new();
+        };
+        let mut marked = vec![0u64; top as usize / 64 + 1];
+        for &v in vs {
+            marked[v as usize / 64] |= 1 << (v % 64);
+        }
+        let hit = |x: VertexId| marked.get(x as usize / 64).is_some_and(|w| w >> (x % 64) & 1 != 0);
+        let mut out = Vec::new();
+        for &v in vs {
+            if let Some(w) = self.offsets.get(v as usize..v as usize + 2) {
+                let range = w[0] as usize..w[1] as usize;
+                out.extend(self.high[range].iter().filter(|&&x| x & GONE == 0).map(|&x| (v, x)));
+            }
+        }
+        // the vertex ids present stay below GONE, so a removed entry never hits
+        for (i, &x) in self.high.iter().enumerate() {
+            if x <= top && hit(x) {
+                let u = self.offsets.partition_point(|&o| o as usize <= i) - 1;
+                out.push((u as VertexId, x));
+            }
+        }
+        out.extend(self.added.iter().map(|&k| unpack(k)).filter(|&(a, b)| hit(a) || hit(b)));
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Heap bytes held.
@@ -364,6 +397,7 @@ mod tests {
             base in proptest::collection::vec((0u32..40, 0u32..40), 0..60),
             ops in proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40), 0..3000),
             slack in 0usize..40,
+            vs in proptest::collection::vec(0u32..45, 0..6),
         ) {
             let base: BTreeSet<EdgeKey> =
                 base.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
@@ -390,6 +424,9 @@ mod tests {
                 let want: Vec<EdgeKey> = oracle.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
                 prop_assert_eq!(at, want);
             }
+            let want: Vec<EdgeKey> =
+                oracle.iter().copied().filter(|&(x, y)| vs.contains(&x) || vs.contains(&y)).collect();
+            prop_assert_eq!(s.keys_at_any(&vs), want);
         }
 
         /// Batches of changes (keys repeat), against a `BTreeSet`: the same

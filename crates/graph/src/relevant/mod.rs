@@ -17,8 +17,9 @@
 //! a dropped triple costs a set lookup instead of two sorted insertions.
 //!
 //! Removing a vertex removes its edges in both stores: the graph's by its
-//! own validation, the set's when the route is applied (a scan of the set,
-//! only for a vertex that has edges there, as counted per vertex).
+//! own validation, the set's when the routes are applied (one scan of the
+//! set for all the vertices a batch removes, only when one of them has
+//! edges there, as counted per vertex).
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -260,13 +261,48 @@ impl OtherEdges {
         }
     }
 
-    /// Drops every edge at `v` (a scan of the set when it holds any).
-    fn remove_vertex(&mut self, v: VertexId) {
-        if self.degree.get(v as usize).is_none_or(|&d| d == 0) {
-            return;
+    /// Applies `routes`, some of which remove vertices, in order. The
+    /// edges at a removed vertex are those held here when the batch began
+    /// (one scan of the set for all the batch's removed vertices, skipped
+    /// when none has edges here) and those inserted by the batch before
+    /// its removal; each still present is removed.
+    fn apply_removing(&mut self, routes: &[Route]) {
+        let removed: Vec<VertexId> = routes
+            .iter()
+            .filter_map(|r| match *r {
+                Route::GraphRemoving(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let held = |v: VertexId| self.degree.get(v as usize).is_some_and(|&d| d > 0);
+        let mut at: HashMap<VertexId, Vec<EdgeKey>, FixedState> = removed.iter().map(|&v| (v, Vec::new())).collect();
+        if removed.iter().any(|&v| held(v)) {
+            for key in self.edges.keys_at_any(&removed) {
+                for end in [key.0, key.1] {
+                    if let Some(keys) = at.get_mut(&end) {
+                        keys.push(key);
+                    }
+                }
+            }
         }
-        for key in self.edges.keys_at(v) {
-            self.remove(key);
+        for r in routes {
+            match *r {
+                Route::Insert(key) => {
+                    self.insert(key);
+                    for end in [key.0, key.1] {
+                        if let Some(keys) = at.get_mut(&end) {
+                            keys.push(key);
+                        }
+                    }
+                }
+                Route::Remove(key) => self.remove(key),
+                Route::GraphRemoving(v) => {
+                    for key in std::mem::take(at.get_mut(&v).expect("listed above")) {
+                        self.remove(key);
+                    }
+                }
+                Route::Graph | Route::Rejected => {}
+            }
         }
     }
 
@@ -384,14 +420,7 @@ impl OtherEdges {
     pub fn apply_first(&mut self, routed: &Routed, n: usize) {
         let routes = &routed.routes[..n];
         if routes.iter().any(|r| matches!(r, Route::GraphRemoving(_))) {
-            for r in routes {
-                match *r {
-                    Route::Insert(key) => self.insert(key),
-                    Route::Remove(key) => self.remove(key),
-                    Route::GraphRemoving(v) => self.remove_vertex(v),
-                    Route::Graph | Route::Rejected => {}
-                }
-            }
+            self.apply_removing(routes);
             return;
         }
         let slots = routed.slots.iter().copied().chain(std::iter::repeat(BaseSlot::UNKNOWN));
