@@ -92,7 +92,7 @@ fn check_case(seed: u64) -> Result<(), TestCaseError> {
     let noise = if strictness == Strictness::Strict { 0.06 } else { 0.25 };
     let mut apart = CpuEngine::new(1, Arc::new(CostOrder)).expect("pool");
     let mut each = CpuEngine::new(2, Arc::new(CostOrder)).expect("pool");
-    // batches of edge updates routed and applied on the pool
+    // batches of edge updates routed on the pool
     let mut pooled = CpuEngine::new(2, Arc::new(CostOrder))
         .expect("pool")
         .route_parallel_min(0);

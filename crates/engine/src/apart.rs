@@ -89,8 +89,8 @@ impl EdgesApart {
         self.edges.wants_pool(n)
     }
 
-    /// Sets the batch size from which routing goes to the caller's pool ([`OtherEdges::set_parallel_min`]), for tests and
-    /// experiments.
+    /// Sets the batch size from which routing goes to the caller's pool
+    /// ([`OtherEdges::set_parallel_min`]), for tests and experiments.
     pub fn set_parallel_min(&mut self, updates: usize) {
         self.edges.set_parallel_min(updates);
     }

@@ -4,9 +4,9 @@
 //! The bulk is a sorted base, a one-direction CSR over each edge's smaller
 //! endpoint (4 bytes an edge and 4 a vertex, against a full CSR's 8 and
 //! 12); each entry carries a bit that marks it removed since the base was
-//! built. Edges inserted since live in a small hash set. When the insertions reach an eighth of the
-//! base or the removals a quarter they are merged into a new base (a linear
-//! pass), so a set of `m` edges holds at most about `9 m` bytes plus 4 a
+//! built. Edges inserted since live in a small hash set. When the
+//! insertions reach an eighth of the base or the removals a quarter they
+//! are merged into a new base (a linear pass), so a set of `m` edges holds at most about `9 m` bytes plus 4 a
 //! vertex whatever the history (4-5.5 typically), where a hash set of
 //! packed keys holds 9 bytes a slot and 1.14-2.28 slots an edge (growth by
 //! powers of two). Lookups binary-search one vertex's base range, then
@@ -255,12 +255,6 @@ impl EdgeSet {
         })
     }
 
-    /// The keys with endpoint `v`: those where `v` is the larger endpoint
-    /// take a scan of the whole set.
-    pub fn keys_at(&self, v: VertexId) -> Vec<EdgeKey> {
-        self.keys_at_any(&[v])
-    }
-
     /// The keys with an endpoint in `vs`, sorted, each once: the ranges of
     /// `vs`, then one scan of the whole base (4 bytes an edge, read in
     /// order) for those where a vertex of `vs` is the larger endpoint, and
@@ -419,7 +413,7 @@ mod tests {
                 for b in a + 1..41 {
                     prop_assert_eq!(s.contains((a, b)), oracle.contains(&(a, b)));
                 }
-                let mut at = s.keys_at(a);
+                let mut at = s.keys_at_any(&[a]);
                 at.sort_unstable();
                 let want: Vec<EdgeKey> = oracle.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
                 prop_assert_eq!(at, want);

@@ -197,9 +197,10 @@ impl CpuEngine {
     }
 
     /// Sets the batch size from which the routing of a batch between the
-    /// graph and the edges kept apart looks its edges up on the pool (default
-    /// [`csm_graph::OtherEdges::PARALLEL_MIN_UPDATES`]; 0: always with 2
-    /// or more threads), for tests and experiments.
+    /// graph and the edges kept apart looks its edges up on the pool (0:
+    /// always with 2 or more threads; by default
+    /// [`csm_graph::OtherEdges::wants_pool`]'s rule), for tests and
+    /// experiments.
     pub fn route_parallel_min(mut self, updates: usize) -> Self {
         self.route_parallel_min = Some(updates);
         self

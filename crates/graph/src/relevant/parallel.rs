@@ -10,8 +10,7 @@
 use rayon::prelude::*;
 
 use super::{LookedUp, Router};
-use crate::types::{LocatedUpdate, Update, VertexId, ABSENT};
-use crate::view::GraphView;
+use crate::types::{LocatedUpdate, Update};
 
 /// Smallest share of a batch one task looks up.
 const MIN_TASK: usize = 256;
@@ -19,8 +18,6 @@ const MIN_TASK: usize = 256;
 /// Per update of `updates` (edge updates only, on the current pool): what
 /// routing it in order would look up before any update of the batch.
 pub(super) fn look_up(router: &Router<'_>, updates: &[LocatedUpdate]) -> Vec<LookedUp> {
-    let labels = router.g.labels();
-    let label = |v: VertexId| labels.get(v as usize).copied().filter(|&l| l != ABSENT);
     updates
         .par_iter()
         .with_min_len(MIN_TASK)
@@ -28,7 +25,7 @@ pub(super) fn look_up(router: &Router<'_>, updates: &[LocatedUpdate]) -> Vec<Loo
             let (Update::AddEdge(e) | Update::RemoveEdge(e)) = lu.update else {
                 unreachable!("edge updates only")
             };
-            let u = router.edge(&lu.update, label(e.u), label(e.v))?;
+            let u = router.edge(&lu.update, router.committed_label(e.u), router.committed_label(e.v))?;
             Some((u, Some(router.first_place(u.key))))
         })
         .collect()
