@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v5; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v11; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -41,6 +41,9 @@
 //   next sibling. The host runs those tasks in a next launch (where every
 //   warp takes a share), so one heavy node deep in a subtree no longer
 //   keeps one warp busy while the others idle (the kernel's tail).
+// * match v11: "long" is counted in candidates of the level's label: with
+//   the level's label share in its plan block, a node is deferred from
+//   `defer_wanted / share` elements (see defer_node).
 //
 // Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
 
@@ -61,7 +64,8 @@ typedef unsigned long long u64;
 //   [0] depth  [1] start depth (2 for delta plans, 1 for static plans)
 //   [2] sign (0 = positive, 1 = negative)  [3] check_labels
 //   level d at PLAN_HEADER + d * LEVEL_WORDS:
-//     [0] vertex label  [1] number of reads  [2] number of conflicts  [3] 0
+//     [0] vertex label  [1] number of reads  [2] number of conflicts
+//     [3] label share (16.16 fixed point; 0 = unknown; match v11)
 //     [4 .. 4+MAXR)          reads: pos | version << 8
 //     [4+MAXR .. 4+2*MAXR)   read edge labels (NONE = any)
 //     [4+2*MAXR .. +MAXQ)    conflict positions
@@ -96,6 +100,7 @@ struct Params {
     u64 defer_cap;      // tasks it holds
     u64 defer_min;      // defer nodes whose iterated list has at least this many elements
     u64 defer_slice;    // elements of that list per deferred task
+    u64 defer_wanted;   // match v11: levels with a label share defer from defer_wanted / share elements
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -608,9 +613,20 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
 // p.defer_slice elements into p.defer and returns true. When the buffer
 // cannot take all of them it returns false (the warp expands the node
 // itself) and fills the slots it reserved with empty slices (lo = hi = 0).
-__device__ bool defer_node(const Params& p, const WarpState& ws, u32 plan, u32 weight, u32 d, u32 lane) {
+// Match v11: the threshold is defer_wanted / share elements when the level
+// block carries its label share (word 3, 16.16 fixed point; crates/gpu/src/
+// shares.rs), so that a node is deferred by the candidates its list holds.
+__device__ bool defer_node(const Params& p, const WarpState& ws, const u32* lv, u32 plan, u32 weight, u32 d,
+                           u32 lane) {
     const u32 dom = ws.dom[d];
-    if (!p.defer || d >= TASK_PREFIX + 1 || dom < (u32)p.defer_min) return false;
+    if (!p.defer || d >= TASK_PREFIX + 1) return false;
+    const u32 share = lv[3];
+    u64 min = p.defer_min;
+    if (p.defer_wanted && share) {
+        min = ((p.defer_wanted << 16) + share - 1) / share;
+        if (min < 32) min = 32;
+    }
+    if ((u64)dom < min) return false;
     const u32 sl = (u32)p.defer_slice;
     const u32 n = (dom + sl - 1) / sl;
     u64 at = 0;
@@ -744,7 +760,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                                 break;
                             }
                         }
-                        if (defer_node(p, ws, plan, weight, nd, lane)) continue;
+                        if (defer_node(p, ws, nlv, plan, weight, nd, lane)) continue;
                         if (nd + 1 == depth) {
                             local += count_level(p, ws, nlv, nd, lane, checkl, stage, bytes);
                         } else {

@@ -33,6 +33,7 @@ use crate::host_graph::{HostGraph, HostMemory};
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, SplitPolicy};
 use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
+use crate::shares::{encode_shares, LabelShares};
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -307,6 +308,9 @@ struct State {
     graph: DynamicGraph,
     host: HostGraph,
     plans: QueryPlans,
+    /// The graph's label shares at `init`, written into every plan (the
+    /// kernel's deferral, match v11).
+    shares: LabelShares,
     budget: usize,
 }
 
@@ -485,11 +489,13 @@ impl GpuEngine {
     /// Registers `q` on an already built graph (skips the edge-list build).
     pub fn init_graph(&mut self, graph: DynamicGraph, q: &QueryGraph) -> Result<(), EngineError> {
         let stats = GraphStats::of(&graph);
-        let plans =
+        let mut plans =
             QueryPlans::new(q, self.order.as_ref(), &stats, self.symmetry).map_err(|e| EngineError::Unsupported {
                 engine: self.name.clone(),
                 reason: e.to_string(),
             })?;
+        let shares = LabelShares::of(&graph);
+        plans.set_label_shares(&shares);
         let host = HostGraph::build(self.gpu.clone(), &graph, self.variant.memory(), true).map_err(gpu_err)?;
         let budget = self.budget.resolve(host.graph_bytes());
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
@@ -512,6 +518,7 @@ impl GpuEngine {
             graph,
             host,
             plans,
+            shares,
             budget,
         });
         Ok(())
@@ -608,6 +615,7 @@ impl GpuEngine {
                     reason: e.to_string(),
                 }
             })?;
+            st.plans.set_label_shares(&st.shares);
         }
         let t0 = Instant::now();
         let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
@@ -827,6 +835,7 @@ impl StaticMatcher for GpuEngine {
             engine: self.name.clone(),
             reason: e.to_string(),
         })?;
+        encode_shares(&plan, &LabelShares::of(g), &mut words);
         let memory = match self.variant {
             Variant::Zp => HostMemory::Pinned,
             Variant::Um => HostMemory::Managed,

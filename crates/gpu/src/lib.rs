@@ -40,6 +40,7 @@ pub mod nvrtc;
 pub mod plan;
 pub mod probe;
 pub mod resident;
+pub mod shares;
 
 pub use cache::{CacheSelector, DeviceCache, KernelCache, SelectCtx};
 pub use device::{gpu_available, DeviceInfo, Gpu, ManagedBuffer, MemInfo, PinnedBuffer};

@@ -68,6 +68,9 @@ pub struct MatchParams {
     pub defer_cap: u64,
     pub defer_min: u64,
     pub defer_slice: u64,
+    /// Candidates a deferred node's list should give (match v11; 0: every
+    /// level uses `defer_min`).
+    pub defer_wanted: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -103,6 +106,15 @@ pub struct MatcherConfig {
     pub defer_min: u32,
     /// See `defer_min`.
     pub defer_slice: u32,
+    /// Match v11: a level whose plan block carries its label share
+    /// ([`crate::shares`], [`crate::QueryPlans::set_label_shares`]) defers
+    /// from `defer_wanted / share` elements instead of `defer_min`: nodes
+    /// whose list holds about this many candidates of the level's label (at
+    /// least 32 elements; 0: `defer_min` everywhere, as up to match v10).
+    /// 128 gives v6's 1,024 on a graph with 8 uniform labels and every
+    /// edge, and 128-256 where the graph keeps only the query's label
+    /// triples, which measured quickest there (docs/GPU_NOTES.md, match v11).
+    pub defer_wanted: u32,
     /// Tasks the deferral buffer holds (two such buffers are allocated on
     /// first use); a node that does not fit is expanded by its warp.
     pub defer_cap: usize,
@@ -123,6 +135,7 @@ impl Default for MatcherConfig {
             window_max: 1024,
             defer_min: 1024,
             defer_slice: 256,
+            defer_wanted: 128,
             defer_cap: 1 << 20,
             defer_rounds: 3,
         }
@@ -248,6 +261,12 @@ impl DeviceMatcher {
     /// [`MatcherConfig::defer_slice`]; at least 1).
     pub fn set_defer_slice(&mut self, slice: u32) {
         self.config.defer_slice = slice.max(1);
+    }
+
+    /// Changes the candidates a deferred node's list should give (see
+    /// [`MatcherConfig::defer_wanted`]; 0: `defer_min` on every level).
+    pub fn set_defer_wanted(&mut self, wanted: u32) {
+        self.config.defer_wanted = wanted;
     }
 
     /// Changes the window settings (see [`MatcherConfig::window_min`]).
@@ -457,6 +476,7 @@ impl DeviceMatcher {
             defer_cap: self.config.defer_cap as u64,
             defer_min: u64::from(self.config.defer_min),
             defer_slice: u64::from(self.config.defer_slice),
+            defer_wanted: u64::from(self.config.defer_wanted),
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let (mut seconds, mut deferred, mut launches) = (0.0, 0u64, 0u32);

@@ -3,7 +3,8 @@
 //! A [`csm_planner::Plan`] becomes [`PLAN_WORDS`] `u32` words (layout in the
 //! kernel source): a header (depth, start depth, sign, label checks) and one
 //! fixed-size block per level (vertex label, reads as `pos | version << 8`
-//! with their edge labels, conflict positions). A seed is four words
+//! with their edge labels, conflict positions, and the level's label share
+//! for the deferral, [`crate::shares`]). A seed is four words
 //! `(plan, x, y, weight)`: the batch edge orientation `(x, y)` bound to the
 //! plan's seed edge, and the multiplicity it stands for (single-edge
 //! symmetry, [`csm_planner::single_edge_rules`]; 1 otherwise).
@@ -14,6 +15,7 @@ use csm_planner::{
 };
 
 use crate::error::{GpuError, GpuResult};
+use crate::shares::{encode_shares, LabelShares};
 use rayon::prelude::*;
 
 /// Largest plan depth (query size) the kernel supports.
@@ -375,6 +377,15 @@ impl QueryPlans {
             negative_rules,
             read_hops,
         })
+    }
+
+    /// Writes each level's label share of the graph into the encoded
+    /// plans (match v11; [`crate::shares`]): the kernel then defers heavy
+    /// nodes by the candidates their lists hold rather than by length.
+    pub fn set_label_shares(&mut self, shares: &LabelShares) {
+        for (p, words) in self.plans.iter().zip(self.encoded.chunks_mut(PLAN_WORDS)) {
+            encode_shares(&p.plan, shares, words);
+        }
     }
 
     /// The seeds of the batch `delta` staged in `g` (same seeds, order and

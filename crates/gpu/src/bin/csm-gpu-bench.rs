@@ -11,7 +11,8 @@
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
 //!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W] [--defer-min N]
-//!               [--skip-ms MS]
+//!               [--defer-wanted N]
+//!               [--skip-ms MS] [--split]
 //! ```
 //!
 //! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
@@ -31,7 +32,11 @@
 //! `-dsN` defers heavy nodes in slices of N elements (default 256);
 //! `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
-//! elements (instead of `--defer-min`);
+//! elements on every level (instead of `--defer-min`, and with no label
+//! shares); match v11 defers a level's node from `--defer-wanted` (128)
+//! candidates of its label (`MatcherConfig::defer_wanted`): `-wantN`
+//! sets that number, `-v10` turns it off (match v10's deferral, every
+//! level from `--defer-min` elements);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`; `gcsm-skipN`
@@ -86,6 +91,17 @@
 //! times predict under 1 ms); `-split` (e.g. `zp-split`,
 //! `gcsm-persist-split`) keeps the task options as they are (match v8).
 //!
+//! `--split` runs each query on its own graph: the edges of its label
+//! triples only, as `csm stream` keeps them (`csm_engine::EdgesApart`; the
+//! other edges cannot be part of a match), and per batch the updates of
+//! those edges (a batch of 8,192 updates of the whole stream then matches
+//! the few thousand it keeps; the rest would only be validated, which is
+//! graph-update time, not matching time). Every engine of a query runs on
+//! that graph, the cache budget is `--budget-frac` of it (as
+//! `GpuEngine`'s is), and its figures go to the setup's `graphs.<query>`.
+//! Without it one graph with every edge serves every query (GCSM's
+//! protocol, and the figures of the notes up to match v10).
+//!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
 //! seeds; a (query, engine) that hits it is skipped for larger batches.
@@ -119,10 +135,13 @@ use csm_gpu::cache::{
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
 use csm_gpu::resident::{ResidentCache, ResidentUse};
+use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
+use csm_graph::relevant::EdgeFilter;
 use csm_graph::{
-    CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Label, LocatedUpdate, Nbrs, Strictness, Version, VertexId,
+    CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Label, LocatedUpdate, Nbrs, Strictness, Update, Version,
+    VertexId,
 };
 use csm_planner::{Executor, GcsmOrder, GraphStats, Level, Plan, QueryGraph, Visitor};
 use rand::{RngCore, SeedableRng};
@@ -155,6 +174,8 @@ struct Args {
     window_min: u32,
     window_max: u32,
     defer_min: u32,
+    /// `MatcherConfig::defer_wanted` (match v11; 0: `defer_min` everywhere).
+    defer_wanted: u32,
     /// `WalkSelector::skip_below` in ms (`None`: the selector's default).
     skip_ms: Option<f64>,
     rmat: (f64, f64, f64),
@@ -162,6 +183,8 @@ struct Args {
     /// Refresh the resident caches after the host graph's mirror sync
     /// (match v7) instead of right after staging (match v8).
     refresh_late: bool,
+    /// One graph per query, with only the edges of its label triples.
+    split: bool,
 }
 
 fn usage() -> &'static str {
@@ -169,7 +192,7 @@ fn usage() -> &'static str {
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--refresh-late] [--window-min N] [--window-max W] [--defer-min N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
+     [--refresh-late] [--split] [--window-min N] [--window-max W] [--defer-min N] [--defer-wanted N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
      zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN, \
      zp-dsN, gcsm-dsN)"
@@ -225,10 +248,12 @@ fn parse_args() -> Result<Args, String> {
         window_min: MatcherConfig::default().window_min,
         window_max: MatcherConfig::default().window_max,
         defer_min: MatcherConfig::default().defer_min,
+        defer_wanted: MatcherConfig::default().defer_wanted,
         skip_ms: None,
         rmat: (0.57, 0.19, 0.19),
         limit_s: 20.0,
         refresh_late: false,
+        split: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -265,9 +290,11 @@ fn parse_args() -> Result<Args, String> {
             "--window-min" => a.window_min = parse_num(&v()?)? as u32,
             "--window-max" => a.window_max = parse_num(&v()?)? as u32,
             "--defer-min" => a.defer_min = parse_num(&v()?)? as u32,
+            "--defer-wanted" => a.defer_wanted = parse_num(&v()?)? as u32,
             "--skip-ms" => a.skip_ms = Some(parse_num(&v()?)?),
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--refresh-late" => a.refresh_late = true,
+            "--split" => a.split = true,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
                 if p.len() != 3 || p.iter().any(|&x| x < 0.0) || p.iter().sum::<f64>() > 1.0 {
@@ -717,9 +744,9 @@ fn log(t0: Instant, msg: impl AsRef<str>) {
     let _ = std::io::stdout().flush();
 }
 
-struct GpuSide {
+struct GpuSide<'m> {
     gpu: Arc<Gpu>,
-    matcher: DeviceMatcher,
+    matcher: &'m mut DeviceMatcher,
     cache: DeviceCache,
     pinned: HostGraph,
     managed: Option<HostGraph>,
@@ -784,37 +811,24 @@ fn run(a: Args) -> Result<(), String> {
     drop(g);
     let stream_s = t.elapsed().as_secs_f64();
     log(t0, format!("stream of {} updates in {stream_s:.1} s", stream.len()));
-    let t = Instant::now();
-    let csr = ParCsr::build(g0.labels.clone(), &g0.edges);
-    let m0 = g0.edges.len();
-    drop(g0);
-    let snap = CsrGraph::from_view(&csr, Version::New);
-    drop(csr);
-    let mut graph = DynamicGraph::from_csr(&snap);
-    drop(snap);
-    let build_s = t.elapsed().as_secs_f64();
-    log(
-        t0,
-        format!(
-            "G0: {m0} edges, max degree {}, dynamic graph built in {build_s:.1} s",
-            graph.max_degree()
-        ),
-    );
-
     let engines: Vec<String> = a.variants.clone();
-    let want = |e: &str| engines.iter().any(|x| x == e);
     let mut setup = json!({
-        "edges_requested": a.edges, "scale": scale, "vertices": n, "edges_g0": m0,
+        "edges_requested": a.edges, "scale": scale, "vertices": n,
         "labels": a.labels, "sizes": a.sizes, "batches": a.batches, "queries": a.queries,
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
-        "max_degree": graph.max_degree(), "generate_seconds": gen_s, "stream_seconds": stream_s,
-        "build_seconds": build_s, "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "skip_ms": a.skip_ms, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "generate_seconds": gen_s, "stream_seconds": stream_s,
+        "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "defer_wanted": a.defer_wanted, "skip_ms": a.skip_ms, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2],
+        "split": a.split,
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
+    let queries: Vec<(String, QueryGraph)> = a
+        .queries
+        .iter()
+        .map(|name| bench_query(name, a.labels).map(|q| (name.clone(), q)))
+        .collect::<Result<_, _>>()?;
 
-    // GPU side (optional).
-    let t = Instant::now();
-    let mut gpu_side = match Gpu::open(0) {
+    // GPU side (optional): the device and its matcher, shared by every graph.
+    let mut device = match Gpu::open(0) {
         Ok(gpu) => {
             let gpu = Arc::new(gpu);
             let matcher = DeviceMatcher::new(
@@ -824,46 +838,14 @@ fn run(a: Args) -> Result<(), String> {
                     window_min: a.window_min,
                     window_max: a.window_max,
                     defer_min: a.defer_min,
+                    defer_wanted: a.defer_wanted,
                     ..MatcherConfig::default()
                 },
             )
             .map_err(|e| e.to_string())?;
-            let pinned = HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
-            let managed = if want("um") {
-                match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
-                    Ok(h) => Some(h),
-                    Err(e) => {
-                        log(t0, format!("UM disabled: {e}"));
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            log(
-                t0,
-                format!(
-                    "GPU {}: {} blocks x 128 threads, scratch {}, host graph {} ({} allocated) in {:.1} s",
-                    gpu.info().name,
-                    matcher.blocks(),
-                    fmt_bytes(matcher.scratch_bytes() as f64),
-                    fmt_bytes(pinned.graph_bytes() as f64),
-                    fmt_bytes(pinned.allocated_bytes() as f64),
-                    t.elapsed().as_secs_f64()
-                ),
-            );
             setup["gpu"] = json!(gpu.info());
             setup["grid_blocks"] = json!(matcher.blocks());
-            setup["host_graph_seconds"] = json!(t.elapsed().as_secs_f64());
-            setup["graph_bytes"] = json!(pinned.graph_bytes());
-            Some(GpuSide {
-                gpu,
-                matcher,
-                cache: DeviceCache::new(),
-                pinned,
-                managed,
-                resident: Vec::new(),
-            })
+            Some((gpu, matcher))
         }
         Err(e) => {
             log(t0, format!("no GPU ({e}): only the CPU rows run"));
@@ -871,45 +853,218 @@ fn run(a: Args) -> Result<(), String> {
             None
         }
     };
-    let graph_bytes = gpu_side.as_ref().map_or(0, |s| s.pinned.graph_bytes());
-    let budget = Budget::Fraction(a.budget_frac).resolve(graph_bytes);
-    let vsgm_budget = gpu_side
-        .as_ref()
-        .and_then(|s| s.gpu.mem_info().ok())
-        .map_or(0, |m| m.free / 2);
-    setup["budget_bytes"] = json!(budget);
-    // gcsm-persist (match v7): the resident cache is filled once, with the
-    // graph (not counted per batch, like the host graph's own copy); each
-    // batch then re-copies the cached lists it and the last batch changed,
-    // and that refresh is charged to every gcsm-persist row of the batch.
-    if let Some(s) = gpu_side.as_mut() {
-        for name in [
-            "gcsm-persist",
-            "gcsm-persist-whole",
-            "gcsm-persist-v7",
-            "gcsm-persist-v8",
-            "gcsm-persist-par",
-        ] {
-            if !want(name) {
-                continue;
-            }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.max(1))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut run = Run {
+        a: &a,
+        t0,
+        engines,
+        setup,
+        rows: Vec::new(),
+        pool,
+    };
+    if a.split {
+        // One graph per query: the edges of its label triples (what
+        // `csm stream` keeps in the graph it matches on), and per batch the
+        // updates of those edges; the others cannot change its matches.
+        for (name, q) in &queries {
+            let filter = EdgeFilter::new(
+                q.edges().iter().map(|&(x, y, el)| (q.labels()[x], q.labels()[y], el)),
+                q.edge_labelled(),
+            );
             let t = Instant::now();
-            let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
-            let rank_s = t.elapsed().as_secs_f64();
-            let (mut c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
-            c.set_whole_only(name.ends_with("-whole"));
-            if name.ends_with("-v7") {
-                // Match v7's refresh: slices handed to cudarc (its event
-                // tracking), bookkeeping on the calling thread.
-                c.tracked_launches = true;
-                c.set_serial_below(usize::MAX);
-            }
-            if name.ends_with("-par") {
-                // Bookkeeping on rayon's pool from 128 refreshed slots (tried
-                // in match v8, off by default).
-                c.set_serial_below(128);
-            }
+            let labels = &g0.labels;
+            let keeps = |u: VertexId, v: VertexId| filter.keeps(labels[u as usize], labels[v as usize], 0);
+            let edges: Vec<Edge> = g0.edges.par_iter().filter(|e| keeps(e.u, e.v)).copied().collect();
             log(
+                t0,
+                format!(
+                    "{name}: {} of {} edges kept (its label triples) in {:.1} s",
+                    edges.len(),
+                    g0.edges.len(),
+                    t.elapsed().as_secs_f64()
+                ),
+            );
+            let kept = |u: &LocatedUpdate| match u.update {
+                Update::AddEdge(e) | Update::RemoveEdge(e) => keeps(e.u, e.v),
+                _ => true,
+            };
+            let one = [(name.clone(), q.clone())];
+            if run.graph(Some(name), g0.labels.clone(), edges, &stream, &kept, &one, &mut device)? {
+                break;
+            }
+        }
+    } else {
+        let GraphData { labels, edges, .. } = g0;
+        run.graph(None, labels, edges, &stream, &|_| true, &queries, &mut device)?;
+    }
+    run.finish()
+}
+
+/// Standard query `name` with vertex `i` labelled `i mod labels`.
+fn bench_query(name: &str, labels: u32) -> Result<QueryGraph, String> {
+    let q = standard_query(name).ok_or_else(|| format!("unknown query {name}"))?;
+    let l: Vec<Label> = (0..q.labels.len() as u32).map(|i| i % labels).collect();
+    QueryGraph::from_data(&with_labels(&q, &l)).map_err(|e| e.to_string())
+}
+
+/// A bench run: its arguments, the rows so far and where they go.
+struct Run<'a> {
+    a: &'a Args,
+    t0: Instant,
+    engines: Vec<String>,
+    setup: Value,
+    rows: Vec<Row>,
+    /// The CPU engine's pool (`--threads`).
+    pool: rayon::ThreadPool,
+}
+
+impl Run<'_> {
+    fn write(&self) {
+        write_outputs(&self.a.out, &self.setup, &self.rows, &self.engines);
+    }
+
+    /// Writes the final outputs and prints the summary; an error when a GPU
+    /// count disagreed with the CPU engine's.
+    fn finish(mut self) -> Result<(), String> {
+        self.setup["total_seconds"] = json!(self.t0.elapsed().as_secs_f64());
+        self.write();
+        let (md, _) = summary(&self.rows, &self.engines);
+        println!("\nmedian per-batch times (ms) and GCSM figures; host bytes = counted zero-copy bytes\n");
+        println!("{md}");
+        let bad = self.rows.iter().filter(|r| !r.ok && r.error.is_empty()).count();
+        if bad > 0 {
+            return Err(format!("{bad} GPU rows disagree with the CPU engine"));
+        }
+        Ok(())
+    }
+
+    /// Runs every batch of `stream` (the updates `kept` keeps of each) for
+    /// `queries` on the graph of `labels` and `edges`, every engine. `key`
+    /// names the graph in the setup (`--split`: the query); without it the
+    /// graph's figures go to the setup's top level. Returns whether the
+    /// deadline stopped the run.
+    #[allow(clippy::too_many_arguments)]
+    fn graph(
+        &mut self,
+        key: Option<&str>,
+        labels: Vec<Label>,
+        edges: Vec<Edge>,
+        stream: &[LocatedUpdate],
+        kept: &(dyn Fn(&LocatedUpdate) -> bool + Sync),
+        queries: &[(String, QueryGraph)],
+        device: &mut Option<(Arc<Gpu>, DeviceMatcher)>,
+    ) -> Result<bool, String> {
+        let a = self.a;
+        let t0 = self.t0;
+        let mut gsetup = json!({});
+        let t = Instant::now();
+        let m0 = edges.len();
+        let csr = ParCsr::build(labels, &edges);
+        drop(edges);
+        let snap = CsrGraph::from_view(&csr, Version::New);
+        drop(csr);
+        let mut graph = DynamicGraph::from_csr(&snap);
+        drop(snap);
+        let build_s = t.elapsed().as_secs_f64();
+        log(
+            t0,
+            format!(
+                "G0{}: {m0} edges, max degree {}, dynamic graph built in {build_s:.1} s",
+                key.map(|k| format!(" of {k}")).unwrap_or_default(),
+                graph.max_degree()
+            ),
+        );
+        gsetup["edges_g0"] = json!(m0);
+        gsetup["max_degree"] = json!(graph.max_degree());
+        gsetup["build_seconds"] = json!(build_s);
+        let engines = self.engines.clone();
+        let want = |e: &str| engines.iter().any(|x| x == e);
+
+        // GPU side (optional): this graph's host copies and caches.
+        let t = Instant::now();
+        let mut gpu_side = match device.as_mut() {
+            Some((gpu, matcher)) => {
+                let gpu = gpu.clone();
+                let pinned =
+                    HostGraph::build(gpu.clone(), &graph, HostMemory::Pinned, true).map_err(|e| e.to_string())?;
+                let managed = if want("um") {
+                    match HostGraph::build(gpu.clone(), &graph, HostMemory::Managed, true) {
+                        Ok(h) => Some(h),
+                        Err(e) => {
+                            log(t0, format!("UM disabled: {e}"));
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                log(
+                    t0,
+                    format!(
+                        "GPU {}: {} blocks x 128 threads, scratch {}, host graph {} ({} allocated) in {:.1} s",
+                        gpu.info().name,
+                        matcher.blocks(),
+                        fmt_bytes(matcher.scratch_bytes() as f64),
+                        fmt_bytes(pinned.graph_bytes() as f64),
+                        fmt_bytes(pinned.allocated_bytes() as f64),
+                        t.elapsed().as_secs_f64()
+                    ),
+                );
+                gsetup["host_graph_seconds"] = json!(t.elapsed().as_secs_f64());
+                gsetup["graph_bytes"] = json!(pinned.graph_bytes());
+                Some(GpuSide {
+                    gpu,
+                    matcher,
+                    cache: DeviceCache::new(),
+                    pinned,
+                    managed,
+                    resident: Vec::new(),
+                })
+            }
+            None => None,
+        };
+        let graph_bytes = gpu_side.as_ref().map_or(0, |s| s.pinned.graph_bytes());
+        let budget = Budget::Fraction(a.budget_frac).resolve(graph_bytes);
+        let vsgm_budget = gpu_side
+            .as_ref()
+            .and_then(|s| s.gpu.mem_info().ok())
+            .map_or(0, |m| m.free / 2);
+        gsetup["budget_bytes"] = json!(budget);
+        // gcsm-persist (match v7): the resident cache is filled once, with the
+        // graph (not counted per batch, like the host graph's own copy); each
+        // batch then re-copies the cached lists it and the last batch changed,
+        // and that refresh is charged to every gcsm-persist row of the batch.
+        if let Some(s) = gpu_side.as_mut() {
+            for name in [
+                "gcsm-persist",
+                "gcsm-persist-whole",
+                "gcsm-persist-v7",
+                "gcsm-persist-v8",
+                "gcsm-persist-par",
+            ] {
+                if !want(name) {
+                    continue;
+                }
+                let t = Instant::now();
+                let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
+                let rank_s = t.elapsed().as_secs_f64();
+                let (mut c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
+                c.set_whole_only(name.ends_with("-whole"));
+                if name.ends_with("-v7") {
+                    // Match v7's refresh: slices handed to cudarc (its event
+                    // tracking), bookkeeping on the calling thread.
+                    c.tracked_launches = true;
+                    c.set_serial_below(usize::MAX);
+                }
+                if name.ends_with("-par") {
+                    // Bookkeeping on rayon's pool from 128 refreshed slots (tried
+                    // in match v8, off by default).
+                    c.set_serial_below(128);
+                }
+                log(
                 t0,
                 format!(
                     "{name}: resident cache of {} lists, {} of {} in {:.1} ms (ranking {:.1} ms; not counted per batch)",
@@ -920,178 +1075,182 @@ fn run(a: Args) -> Result<(), String> {
                     rank_s * 1e3
                 ),
             );
-            setup[format!("{name}_fill_seconds")] = json!(load.seconds);
-            setup["resident_rank_seconds"] = json!(rank_s);
-            setup["resident_lists"] = json!(c.layout().live());
-            setup["resident_bytes"] = json!(c.layout().bytes());
-            s.resident.push((name.to_string(), c));
-        }
-    }
-    setup["vsgm_budget_bytes"] = json!(vsgm_budget);
-
-    // Queries.
-    let stats = GraphStats::of(&graph);
-    let mut queries: Vec<(String, QueryPlans, Symmetry)> = Vec::new();
-    for name in &a.queries {
-        let q = standard_query(name).ok_or_else(|| format!("unknown query {name}"))?;
-        let l: Vec<Label> = (0..q.labels.len() as u32).map(|i| i % a.labels).collect();
-        let q = QueryGraph::from_data(&with_labels(&q, &l)).map_err(|e| e.to_string())?;
-        let qp = QueryPlans::new(&q, &GcsmOrder, &stats, true).map_err(|e| e.to_string())?;
-        let sym = Symmetry::of(&q, &qp.plans);
-        queries.push((name.clone(), qp, sym));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.max(1))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let mut degree = DegreeSelector::default();
-    if want("naive") && gpu_side.is_some() {
-        let t = Instant::now();
-        degree.prepare(&graph);
-        log(
-            t0,
-            format!(
-                "degree ranking for naive in {:.2} s (not counted per batch)",
-                t.elapsed().as_secs_f64()
-            ),
-        );
-    }
-    let mut khop = KHopSelector::default();
-    // One selector per query for "gcsm" and each of its settings variants
-    // ("gcsm-v2": match v2's settings, estimate on every batch; "gcsm-nobal":
-    // no small-batch task balance).
-    let mut walks: std::collections::HashMap<String, Vec<WalkSelector>> = engines
-        .iter()
-        .filter(|e| {
-            e.as_str() == "gcsm"
-                || (e.starts_with("gcsm-") && e.as_str() != "gcsm-sampler" && !e.starts_with("gcsm-persist"))
-        })
-        .map(|e| {
-            let v2 = e.ends_with("-v2");
-            let sel = queries
-                .iter()
-                .map(|_| {
-                    let w = WalkSelector::with_walks(a.walk_cap)
-                        .with_total((a.walk_total > 0).then_some(a.walk_total))
-                        .with_cost_fraction((a.fe_frac > 0.0).then_some(a.fe_frac));
-                    if v2 {
-                        // match v2's selector: no skip, no fill, plain
-                        // moving averages.
-                        return w.with_skip_below(None).with_degree_fill(false).with_conservative(false);
-                    }
-                    let w = if e.contains("-lite") {
-                        w.with_walk_fraction(Some(0.01))
-                    } else {
-                        w
-                    };
-                    let w = match suffix_num(e, "-cold") {
-                        Some(n) => w.with_cold_skip(Some(n as usize)),
-                        // v4's and v5's first batches always estimated.
-                        None if e.ends_with("-v4") || e.ends_with("-v5") => w.with_cold_skip(None),
-                        None => w,
-                    };
-                    match suffix_num(e, "-skip").or(a.skip_ms) {
-                        Some(ms) => w.with_skip_below((ms > 0.0).then_some(ms * 1e-3)),
-                        None => w,
-                    }
-                })
-                .collect();
-            (e.clone(), sel)
-        })
-        .collect();
-    // The degree fill's ranking, once (not counted per batch, as for naive).
-    if gpu_side.is_some() && walks.keys().any(|e| !e.ends_with("-v2")) {
-        let t = Instant::now();
-        let hubs = Arc::new(csm_gpu::cache::top_degree(&graph, 1 << 20));
-        for (e, sels) in walks.iter_mut() {
-            if !e.ends_with("-v2") {
-                for w in sels.iter_mut() {
-                    *w = std::mem::take(w).with_hubs(hubs.clone());
-                }
+                gsetup[format!("{name}_fill_seconds")] = json!(load.seconds);
+                gsetup["resident_rank_seconds"] = json!(rank_s);
+                gsetup["resident_lists"] = json!(c.layout().live());
+                gsetup["resident_bytes"] = json!(c.layout().bytes());
+                s.resident.push((name.to_string(), c));
             }
         }
-        log(
-            t0,
-            format!(
-                "degree ranking for gcsm's fill in {:.2} s (not counted per batch)",
-                t.elapsed().as_secs_f64()
-            ),
-        );
-    }
-    // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
-    let mut sampler: Vec<SamplerSelector> = queries
-        .iter()
-        .map(|_| SamplerSelector::sampled(Some(a.walk_cap)))
-        .collect();
+        gsetup["vsgm_budget_bytes"] = json!(vsgm_budget);
 
-    // Match v9: each (engine, query)'s small-batch expansion policy and,
-    // for the resident engines, whether a batch uses the cache.
-    let mut splits: std::collections::HashMap<(String, usize), SplitPolicy> = std::collections::HashMap::new();
-    let mut uses: std::collections::HashMap<(String, usize), ResidentUse> = std::collections::HashMap::new();
-    let mut rows: Vec<Row> = Vec::new();
-    // (query, engine) pairs that hit the time limit: larger batches skip them.
-    let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
-    let limit_s = a.limit_s;
-    if let Some(s) = gpu_side.as_mut() {
-        s.matcher
-            .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
-    }
-    let mut offset = 0usize;
-    let mut stopped = None;
-    'sizes: for &size in &a.sizes {
-        for b in 0..a.batches {
-            if t0.elapsed().as_secs_f64() > a.deadline_s {
-                stopped = Some(format!(
-                    "deadline of {} s reached before batch size {size}, batch {b}",
-                    a.deadline_s
-                ));
-                break 'sizes;
-            }
-            let updates: &[LocatedUpdate] = &stream[offset..offset + size];
-            offset += size;
-            let tu = Instant::now();
-            graph
-                .stage(updates, "stream", Strictness::Strict)
-                .map_err(|e| e.to_string())?;
-            let changed = changed_vertices(&graph);
-            // The resident caches' refresh for this batch (gcsm-persist):
-            // right after staging, while the changed lists are still in the
-            // host's caches (match v8), or after the host graph's mirror
-            // sync (`--refresh-late`, match v7). With several resident
-            // caches, the one refreshed first finds the lists colder: the
-            // order rotates per batch.
-            let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
-            // per resident cache: its refresh's device time, once known
-            let mut refresh_dev: Vec<Option<f64>> = Vec::new();
-            let mut stage_s = 0.0;
-            for phase in 0..3 {
-                if phase == 1 {
-                    if let Some(s) = gpu_side.as_mut() {
-                        s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
-                        if let Some(m) = s.managed.as_mut() {
-                            m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+        // Queries.
+        let stats = GraphStats::of(&graph);
+        let mut plans: Vec<(String, QueryPlans, Symmetry)> = Vec::new();
+        let shares = LabelShares::of(&graph);
+        for (name, q) in queries {
+            let mut qp = QueryPlans::new(q, &GcsmOrder, &stats, true).map_err(|e| e.to_string())?;
+            qp.set_label_shares(&shares);
+            let sym = Symmetry::of(q, &qp.plans);
+            plans.push((name.clone(), qp, sym));
+        }
+        let queries = plans;
+        let pool = &self.pool;
+        let mut degree = DegreeSelector::default();
+        if want("naive") && gpu_side.is_some() {
+            let t = Instant::now();
+            degree.prepare(&graph);
+            log(
+                t0,
+                format!(
+                    "degree ranking for naive in {:.2} s (not counted per batch)",
+                    t.elapsed().as_secs_f64()
+                ),
+            );
+        }
+        let mut khop = KHopSelector::default();
+        // One selector per query for "gcsm" and each of its settings variants
+        // ("gcsm-v2": match v2's settings, estimate on every batch; "gcsm-nobal":
+        // no small-batch task balance).
+        let mut walks: std::collections::HashMap<String, Vec<WalkSelector>> = engines
+            .iter()
+            .filter(|e| {
+                e.as_str() == "gcsm"
+                    || (e.starts_with("gcsm-") && e.as_str() != "gcsm-sampler" && !e.starts_with("gcsm-persist"))
+            })
+            .map(|e| {
+                let v2 = e.ends_with("-v2");
+                let sel = queries
+                    .iter()
+                    .map(|_| {
+                        let w = WalkSelector::with_walks(a.walk_cap)
+                            .with_total((a.walk_total > 0).then_some(a.walk_total))
+                            .with_cost_fraction((a.fe_frac > 0.0).then_some(a.fe_frac));
+                        if v2 {
+                            // match v2's selector: no skip, no fill, plain
+                            // moving averages.
+                            return w.with_skip_below(None).with_degree_fill(false).with_conservative(false);
                         }
+                        let w = if e.contains("-lite") {
+                            w.with_walk_fraction(Some(0.01))
+                        } else {
+                            w
+                        };
+                        let w = match suffix_num(e, "-cold") {
+                            Some(n) => w.with_cold_skip(Some(n as usize)),
+                            // v4's and v5's first batches always estimated.
+                            None if e.ends_with("-v4") || e.ends_with("-v5") => w.with_cold_skip(None),
+                            None => w,
+                        };
+                        match suffix_num(e, "-skip").or(a.skip_ms) {
+                            Some(ms) => w.with_skip_below((ms > 0.0).then_some(ms * 1e-3)),
+                            None => w,
+                        }
+                    })
+                    .collect();
+                (e.clone(), sel)
+            })
+            .collect();
+        // The degree fill's ranking, once (not counted per batch, as for naive).
+        if gpu_side.is_some() && walks.keys().any(|e| !e.ends_with("-v2")) {
+            let t = Instant::now();
+            let hubs = Arc::new(csm_gpu::cache::top_degree(&graph, 1 << 20));
+            for (e, sels) in walks.iter_mut() {
+                if !e.ends_with("-v2") {
+                    for w in sels.iter_mut() {
+                        *w = std::mem::take(w).with_hubs(hubs.clone());
                     }
-                    stage_s = tu.elapsed().as_secs_f64() - persist.iter().map(|l| l.seconds).sum::<f64>();
-                    continue;
                 }
-                if (phase == 2) != a.refresh_late {
-                    continue;
+            }
+            log(
+                t0,
+                format!(
+                    "degree ranking for gcsm's fill in {:.2} s (not counted per batch)",
+                    t.elapsed().as_secs_f64()
+                ),
+            );
+        }
+        // csm-sampler's GCSM policy (merged walks, Sec. IV-B), walk_cap walks per root.
+        let mut sampler: Vec<SamplerSelector> = queries
+            .iter()
+            .map(|_| SamplerSelector::sampled(Some(a.walk_cap)))
+            .collect();
+
+        // Match v9: each (engine, query)'s small-batch expansion policy and,
+        // for the resident engines, whether a batch uses the cache.
+        let mut splits: std::collections::HashMap<(String, usize), SplitPolicy> = std::collections::HashMap::new();
+        let mut uses: std::collections::HashMap<(String, usize), ResidentUse> = std::collections::HashMap::new();
+        // (query, engine) pairs that hit the time limit: larger batches skip them.
+        let mut heavy: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+        let limit_s = a.limit_s;
+        if let Some(s) = gpu_side.as_mut() {
+            s.matcher
+                .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
+        }
+        let mut offset = 0usize;
+        let mut stopped = None;
+        'sizes: for &size in &a.sizes {
+            for b in 0..a.batches {
+                if t0.elapsed().as_secs_f64() > a.deadline_s {
+                    stopped = Some(format!(
+                        "deadline of {} s reached before batch size {size}, batch {b}",
+                        a.deadline_s
+                    ));
+                    break 'sizes;
                 }
-                if let Some(s) = gpu_side.as_mut() {
-                    let gpu = s.gpu.clone();
-                    let nres = s.resident.len();
-                    persist = vec![Default::default(); nres];
-                    refresh_dev = vec![None; nres];
-                    for k in 0..nres {
-                        let ri = (k + b) % nres;
-                        let (name, c) = &mut s.resident[ri];
-                        let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
-                        let load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
-                        persist[ri] = load;
-                        log(
-                            t0,
-                            format!(
+                // this batch's updates (`--split`: those of the graph's edges)
+                let batch = &stream[offset..offset + size];
+                offset += size;
+                let kept_updates: Vec<LocatedUpdate>;
+                let updates: &[LocatedUpdate] = if a.split {
+                    kept_updates = batch.iter().filter(|u| kept(u)).copied().collect();
+                    &kept_updates
+                } else {
+                    batch
+                };
+                let tu = Instant::now();
+                graph
+                    .stage(updates, "stream", Strictness::Strict)
+                    .map_err(|e| e.to_string())?;
+                let changed = changed_vertices(&graph);
+                // The resident caches' refresh for this batch (gcsm-persist):
+                // right after staging, while the changed lists are still in the
+                // host's caches (match v8), or after the host graph's mirror
+                // sync (`--refresh-late`, match v7). With several resident
+                // caches, the one refreshed first finds the lists colder: the
+                // order rotates per batch.
+                let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
+                // per resident cache: its refresh's device time, once known
+                let mut refresh_dev: Vec<Option<f64>> = Vec::new();
+                let mut stage_s = 0.0;
+                for phase in 0..3 {
+                    if phase == 1 {
+                        if let Some(s) = gpu_side.as_mut() {
+                            s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                            if let Some(m) = s.managed.as_mut() {
+                                m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                            }
+                        }
+                        stage_s = tu.elapsed().as_secs_f64() - persist.iter().map(|l| l.seconds).sum::<f64>();
+                        continue;
+                    }
+                    if (phase == 2) != a.refresh_late {
+                        continue;
+                    }
+                    if let Some(s) = gpu_side.as_mut() {
+                        let gpu = s.gpu.clone();
+                        let nres = s.resident.len();
+                        persist = vec![Default::default(); nres];
+                        refresh_dev = vec![None; nres];
+                        for k in 0..nres {
+                            let ri = (k + b) % nres;
+                            let (name, c) = &mut s.resident[ri];
+                            let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
+                            let load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
+                            persist[ri] = load;
+                            log(
+                                t0,
+                                format!(
                                 "{name} refresh: {} lists ({} whole, {} merged/patched), {}, {} moved, {} evicted, \
                              {:.2} ms host (bookkeeping {:.2}, pack {:.2}, enqueue {:.2} ms; queued, no sync), {} live",
                                 load.lists,
@@ -1106,298 +1265,309 @@ fn run(a: Args) -> Result<(), String> {
                                 load.enqueue_seconds * 1e3,
                                 c.layout().live()
                             ),
-                        );
-                    }
-                }
-            }
-            let delta = graph.pending_delta().expect("staged").clone();
-            for (qi, (qname, qp, sym)) in queries.iter().enumerate() {
-                if t0.elapsed().as_secs_f64() > a.deadline_s {
-                    stopped = Some(format!(
-                        "deadline of {} s reached in batch size {size}, batch {b}, before query {qname}",
-                        a.deadline_s
-                    ));
-                    break;
-                }
-                let cpu = if want("cpu16") && !heavy.contains(&(qname.clone(), "cpu16".to_string())) {
-                    Some(cpu_count(&pool, &graph, qp, &delta, limit_s))
-                } else {
-                    None
-                };
-                let reference = match &cpu {
-                    Some(Ok((c, _))) => Some((c.positive, c.negative)),
-                    _ => None,
-                };
-                // The deadline-capable CPU count is a replica of the CPU
-                // engine's: check it against csm_baselines once per query
-                // on the first batch when it was quick.
-                if let (Some(Ok((c, secs))), true) = (&cpu, size == a.sizes[0] && b == 0) {
-                    if *secs < 2.0 {
-                        let real = pool.install(|| count_delta_parallel(&graph, &qp.plans, Some(sym), &delta));
-                        if (real.positive, real.negative) != (c.positive, c.negative) {
-                            return Err(format!(
-                                "{qname}: the CPU replica counts (+{} / -{}) but csm_baselines (+{} / -{})",
-                                c.positive, c.negative, real.positive, real.negative
-                            ));
+                            );
                         }
-                        println!("   cpu replica agrees with csm_baselines::cpu::count_delta_parallel on {qname}");
                     }
                 }
-                let mut line = format!("size {size:5} batch {b} {qname:16}");
-                match &cpu {
-                    Some(Ok((c, secs))) => {
-                        let _ = write!(
-                            line,
-                            " cpu16 {:>9} ms (+{} / -{})",
-                            fmt_ms(*secs),
-                            c.positive,
-                            c.negative
-                        );
-                        rows.push(Row {
-                            size,
-                            batch: b,
-                            query: qname.clone(),
-                            engine: "cpu16".into(),
-                            positive: c.positive,
-                            negative: c.negative,
-                            seconds: *secs,
-                            fe: 0.0,
-                            dc: 0.0,
-                            kernel: 0.0,
-                            host_bytes: 0,
-                            cache_bytes: 0,
-                            cache_vertices: 0,
-                            seeds: 0,
-                            tasks: 0,
-                            split: 0.0,
-                            nodes: 0,
-                            host_lists: 0,
-                            cached_lists: 0,
-                            staged_lists: 0,
-                            deferred: 0,
-                            ok: true,
-                            verified: true,
-                            error: String::new(),
-                        });
+                let delta = graph.pending_delta().expect("staged").clone();
+                for (qi, (qname, qp, sym)) in queries.iter().enumerate() {
+                    if t0.elapsed().as_secs_f64() > a.deadline_s {
+                        stopped = Some(format!(
+                            "deadline of {} s reached in batch size {size}, batch {b}, before query {qname}",
+                            a.deadline_s
+                        ));
+                        break;
                     }
-                    Some(Err(err)) => {
-                        let _ = write!(line, " cpu16 TIMEOUT");
-                        heavy.insert((qname.clone(), "cpu16".to_string()));
-                        rows.push(Row::failed(size, b, qname, "cpu16", err.clone()));
+                    let cpu = if want("cpu16") && !heavy.contains(&(qname.clone(), "cpu16".to_string())) {
+                        Some(cpu_count(pool, &graph, qp, &delta, limit_s))
+                    } else {
+                        None
+                    };
+                    let reference = match &cpu {
+                        Some(Ok((c, _))) => Some((c.positive, c.negative)),
+                        _ => None,
+                    };
+                    // The deadline-capable CPU count is a replica of the CPU
+                    // engine's: check it against csm_baselines once per query
+                    // on the first batch when it was quick.
+                    if let (Some(Ok((c, secs))), true) = (&cpu, size == a.sizes[0] && b == 0) {
+                        if *secs < 2.0 {
+                            let real = pool.install(|| count_delta_parallel(&graph, &qp.plans, Some(sym), &delta));
+                            if (real.positive, real.negative) != (c.positive, c.negative) {
+                                return Err(format!(
+                                    "{qname}: the CPU replica counts (+{} / -{}) but csm_baselines (+{} / -{})",
+                                    c.positive, c.negative, real.positive, real.negative
+                                ));
+                            }
+                            println!("   cpu replica agrees with csm_baselines::cpu::count_delta_parallel on {qname}");
+                        }
                     }
-                    None => {}
+                    let mut line = format!("size {size:5} batch {b} {qname:16}");
+                    match &cpu {
+                        Some(Ok((c, secs))) => {
+                            let _ = write!(
+                                line,
+                                " cpu16 {:>9} ms (+{} / -{})",
+                                fmt_ms(*secs),
+                                c.positive,
+                                c.negative
+                            );
+                            self.rows.push(Row {
+                                size,
+                                batch: b,
+                                query: qname.clone(),
+                                engine: "cpu16".into(),
+                                positive: c.positive,
+                                negative: c.negative,
+                                seconds: *secs,
+                                fe: 0.0,
+                                dc: 0.0,
+                                kernel: 0.0,
+                                host_bytes: 0,
+                                cache_bytes: 0,
+                                cache_vertices: 0,
+                                seeds: 0,
+                                tasks: 0,
+                                split: 0.0,
+                                nodes: 0,
+                                host_lists: 0,
+                                cached_lists: 0,
+                                staged_lists: 0,
+                                deferred: 0,
+                                ok: true,
+                                verified: true,
+                                error: String::new(),
+                            });
+                        }
+                        Some(Err(err)) => {
+                            let _ = write!(line, " cpu16 TIMEOUT");
+                            heavy.insert((qname.clone(), "cpu16".to_string()));
+                            self.rows.push(Row::failed(size, b, qname, "cpu16", err.clone()));
+                        }
+                        None => {}
+                    }
+                    if let Some(s) = gpu_side.as_mut() {
+                        for e in engines.iter().filter(|e| e.as_str() != "cpu16") {
+                            if heavy.contains(&(qname.clone(), e.clone())) {
+                                continue;
+                            }
+                            let GpuSide {
+                                gpu: sgpu,
+                                matcher,
+                                cache,
+                                pinned,
+                                managed,
+                                resident,
+                            } = s;
+                            // the (engine, query)'s small-batch expansion policy
+                            let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
+                            let res = if let Some(ri) = resident_of(resident, e) {
+                                let load = persist[ri];
+                                // the refresh's device time, taken before any
+                                // row's mask queues more work on the cache
+                                let refresh_dev = match refresh_dev[ri] {
+                                    Some(d) => d,
+                                    None => {
+                                        let d = resident[ri].1.device_seconds().map_err(|e| e.to_string())?;
+                                        refresh_dev[ri] = Some(d);
+                                        d
+                                    }
+                                };
+                                // Match v9: a batch predicted light runs on ZP's
+                                // path (cache_vertices 0 in its row) and is
+                                // charged no refresh (GpuEngine queues it after
+                                // the kernel); `-always` and the v7/v8/whole/par
+                                // caches always use the cache.
+                                let always = e.contains("-always")
+                                    || ["-v7", "-v8", "-whole", "-par"].iter().any(|x| e.ends_with(x));
+                                // "-useN": the refresh may cost N% of the kernel.
+                                let frac = match suffix_num(e, "-use") {
+                                    Some(n) => n / 100.0,
+                                    None if always => 0.0,
+                                    None => ResidentUse::FRAC,
+                                };
+                                let u = uses.entry((e.clone(), qi)).or_insert_with(|| ResidentUse::new(frac));
+                                // Match v10: a row that does not use the
+                                // refreshed cache matches over it with the
+                                // batch's changed lists hidden (`-bypass`: every
+                                // row; `-zpath` and the v7/v8/whole/par caches:
+                                // on ZP's path, as v9 did).
+                                let bypass_all = e.contains("-bypass");
+                                let zpath = e.contains("-zpath") || always;
+                                let used = !bypass_all && u.use_cache(size);
+                                let c = &mut resident[ri].1;
+                                let mask = if used || zpath {
+                                    None
+                                } else {
+                                    Some(c.mask(sgpu, &graph, &changed).map_err(|e| e.to_string())?)
+                                };
+                                let c = &*c;
+                                let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
+                                // The refresh is queued without a synchronisation
+                                // (the kernel follows it on the stream): every
+                                // row that uses the cache is charged its host
+                                // time and its device time (events; the enqueue
+                                // counted once), as if it ran alone. A masked
+                                // row is charged its mask alike (its refresh
+                                // comes after the kernel, in the update).
+                                let res = with_settings(matcher, e, a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
+                                    .and_then(|mut r| {
+                                        let secs = load.charged_seconds(refresh_dev);
+                                        u.observe(size, secs, used.then_some(r.kernel_seconds));
+                                        if used {
+                                            r.charge_cache_load(secs, load.bytes, c.layout().live());
+                                        } else if let Some((m, hidden)) = &mask {
+                                            let secs = m.charged_seconds(c.device_seconds()?);
+                                            let live = c.layout().live().saturating_sub(hidden.len());
+                                            r.charge_cache_load(secs, m.bytes, live);
+                                        }
+                                        Ok(r)
+                                    });
+                                if let Some((_, hidden)) = &mask {
+                                    // not charged: in GpuEngine these words ride
+                                    // on the refresh after the kernel
+                                    resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
+                                }
+                                res
+                            } else {
+                                let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) =
+                                    match e.as_str() {
+                                        z if z == "zp" || z.starts_with("zp-") => (pinned, None, budget),
+                                        "um" => match managed.as_ref() {
+                                            Some(m) => (m, None, budget),
+                                            None => continue,
+                                        },
+                                        "naive" => (pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
+                                        "gcsm-sampler" => {
+                                            (pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget)
+                                        }
+                                        g if walks.contains_key(g) => (
+                                            pinned,
+                                            Some(&mut walks.get_mut(g).expect("present")[qi] as &mut dyn CacheSelector),
+                                            budget,
+                                        ),
+                                        "vsgm" => {
+                                            if size > a.vsgm_max_batch {
+                                                continue;
+                                            }
+                                            (pinned, Some(&mut khop as &mut dyn CacheSelector), vsgm_budget)
+                                        }
+                                        other => return Err(format!("unknown engine {other}")),
+                                    };
+                                with_settings(matcher, e, a, |m| run_staged(m, cache, sel, &graph, host, qp, bud, pol))
+                            };
+                            let row = match res {
+                                Ok(r) => {
+                                    let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
+                                    if !ok {
+                                        println!(
+                                            "MISMATCH {e} size {size} batch {b} {qname}: gpu (+{} / -{}) cpu {:?}",
+                                            r.positive, r.negative, reference
+                                        );
+                                    }
+                                    let _ = write!(line, " | {e} {} ms", fmt_ms(r.seconds));
+                                    let mut row = row_of(size, b, qname, e, &r, ok);
+                                    row.verified = reference.is_some();
+                                    row
+                                }
+                                Err(err) => {
+                                    let _ = write!(line, " | {e} ERR");
+                                    println!("{e} size {size} batch {b} {qname}: {err}");
+                                    if matches!(err, csm_gpu::GpuError::TimedOut(_) | csm_gpu::GpuError::OverBudget(_))
+                                    {
+                                        heavy.insert((qname.clone(), e.clone()));
+                                    }
+                                    Row::failed(size, b, qname, e, err.to_string())
+                                }
+                            };
+                            self.rows.push(row);
+                        }
+                    }
+                    println!("{line}");
+                    put_setup(&mut self.setup, key, &gsetup);
+                    write_outputs(&a.out, &self.setup, &self.rows, &self.engines);
                 }
+                if let Some(s) = gpu_side.as_ref() {
+                    for (name, c) in &s.resident {
+                        let dev = c.device_seconds().map_err(|e| e.to_string())?;
+                        log(t0, format!("{name} refresh device time {:.3} ms", dev * 1e3));
+                    }
+                }
+                let tc = Instant::now();
+                graph.commit();
                 if let Some(s) = gpu_side.as_mut() {
-                    for e in engines.iter().filter(|e| e.as_str() != "cpu16") {
-                        if heavy.contains(&(qname.clone(), e.clone())) {
+                    // The resident caches' device-side commit (match v9; not
+                    // `-v7` / `-v8`, which merge in the next refresh): queued
+                    // now, beside the host mirror's sync, and like that sync
+                    // part of the update, not charged to the next batch's rows.
+                    let mut commits = Vec::new();
+                    for (name, c) in s.resident.iter_mut() {
+                        if name.ends_with("-v7") || name.ends_with("-v8") {
                             continue;
                         }
-                        let GpuSide {
-                            gpu: sgpu,
-                            matcher,
-                            cache,
-                            pinned,
-                            managed,
-                            resident,
-                        } = s;
-                        // the (engine, query)'s small-batch expansion policy
-                        let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
-                        let res = if let Some(ri) = resident_of(resident, e) {
-                            let load = persist[ri];
-                            // the refresh's device time, taken before any
-                            // row's mask queues more work on the cache
-                            let refresh_dev = match refresh_dev[ri] {
-                                Some(d) => d,
-                                None => {
-                                    let d = resident[ri].1.device_seconds().map_err(|e| e.to_string())?;
-                                    refresh_dev[ri] = Some(d);
-                                    d
-                                }
-                            };
-                            // Match v9: a batch predicted light runs on ZP's
-                            // path (cache_vertices 0 in its row) and is
-                            // charged no refresh (GpuEngine queues it after
-                            // the kernel); `-always` and the v7/v8/whole/par
-                            // caches always use the cache.
-                            let always = e.contains("-always")
-                                || ["-v7", "-v8", "-whole", "-par"].iter().any(|x| e.ends_with(x));
-                            // "-useN": the refresh may cost N% of the kernel.
-                            let frac = match suffix_num(e, "-use") {
-                                Some(n) => n / 100.0,
-                                None if always => 0.0,
-                                None => ResidentUse::FRAC,
-                            };
-                            let u = uses.entry((e.clone(), qi)).or_insert_with(|| ResidentUse::new(frac));
-                            // Match v10: a row that does not use the
-                            // refreshed cache matches over it with the
-                            // batch's changed lists hidden (`-bypass`: every
-                            // row; `-zpath` and the v7/v8/whole/par caches:
-                            // on ZP's path, as v9 did).
-                            let bypass_all = e.contains("-bypass");
-                            let zpath = e.contains("-zpath") || always;
-                            let used = !bypass_all && u.use_cache(size);
-                            let c = &mut resident[ri].1;
-                            let mask = if used || zpath {
-                                None
-                            } else {
-                                Some(c.mask(sgpu, &graph, &changed).map_err(|e| e.to_string())?)
-                            };
-                            let c = &*c;
-                            let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
-                            // The refresh is queued without a synchronisation
-                            // (the kernel follows it on the stream): every
-                            // row that uses the cache is charged its host
-                            // time and its device time (events; the enqueue
-                            // counted once), as if it ran alone. A masked
-                            // row is charged its mask alike (its refresh
-                            // comes after the kernel, in the update).
-                            let res = with_settings(matcher, e, &a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
-                                .and_then(|mut r| {
-                                    let secs = load.charged_seconds(refresh_dev);
-                                    u.observe(size, secs, used.then_some(r.kernel_seconds));
-                                    if used {
-                                        r.charge_cache_load(secs, load.bytes, c.layout().live());
-                                    } else if let Some((m, hidden)) = &mask {
-                                        let secs = m.charged_seconds(c.device_seconds()?);
-                                        let live = c.layout().live().saturating_sub(hidden.len());
-                                        r.charge_cache_load(secs, m.bytes, live);
-                                    }
-                                    Ok(r)
-                                });
-                            if let Some((_, hidden)) = &mask {
-                                // not charged: in GpuEngine these words ride
-                                // on the refresh after the kernel
-                                resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
-                            }
-                            res
-                        } else {
-                            let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) = match e.as_str()
-                            {
-                                z if z == "zp" || z.starts_with("zp-") => (pinned, None, budget),
-                                "um" => match managed.as_ref() {
-                                    Some(m) => (m, None, budget),
-                                    None => continue,
-                                },
-                                "naive" => (pinned, Some(&mut degree as &mut dyn CacheSelector), budget),
-                                "gcsm-sampler" => (pinned, Some(&mut sampler[qi] as &mut dyn CacheSelector), budget),
-                                g if walks.contains_key(g) => (
-                                    pinned,
-                                    Some(&mut walks.get_mut(g).expect("present")[qi] as &mut dyn CacheSelector),
-                                    budget,
-                                ),
-                                "vsgm" => {
-                                    if size > a.vsgm_max_batch {
-                                        continue;
-                                    }
-                                    (pinned, Some(&mut khop as &mut dyn CacheSelector), vsgm_budget)
-                                }
-                                other => return Err(format!("unknown engine {other}")),
-                            };
-                            with_settings(matcher, e, &a, |m| {
-                                run_staged(m, cache, sel, &graph, host, qp, bud, pol)
-                            })
-                        };
-                        let row = match res {
-                            Ok(r) => {
-                                let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
-                                if !ok {
-                                    println!(
-                                        "MISMATCH {e} size {size} batch {b} {qname}: gpu (+{} / -{}) cpu {:?}",
-                                        r.positive, r.negative, reference
-                                    );
-                                }
-                                let _ = write!(line, " | {e} {} ms", fmt_ms(r.seconds));
-                                let mut row = row_of(size, b, qname, e, &r, ok);
-                                row.verified = reference.is_some();
-                                row
-                            }
-                            Err(err) => {
-                                let _ = write!(line, " | {e} ERR");
-                                println!("{e} size {size} batch {b} {qname}: {err}");
-                                if matches!(err, csm_gpu::GpuError::TimedOut(_) | csm_gpu::GpuError::OverBudget(_)) {
-                                    heavy.insert((qname.clone(), e.clone()));
-                                }
-                                Row::failed(size, b, qname, e, err.to_string())
-                            }
-                        };
-                        rows.push(row);
+                        let l = c.commit(&s.gpu, &graph).map_err(|e| e.to_string())?;
+                        commits.push((name.clone(), l));
                     }
-                }
-                println!("{line}");
-                write_outputs(&a.out, &setup, &rows, &engines);
-            }
-            if let Some(s) = gpu_side.as_ref() {
-                for (name, c) in &s.resident {
-                    let dev = c.device_seconds().map_err(|e| e.to_string())?;
-                    log(t0, format!("{name} refresh device time {:.3} ms", dev * 1e3));
-                }
-            }
-            let tc = Instant::now();
-            graph.commit();
-            if let Some(s) = gpu_side.as_mut() {
-                // The resident caches' device-side commit (match v9; not
-                // `-v7` / `-v8`, which merge in the next refresh): queued
-                // now, beside the host mirror's sync, and like that sync
-                // part of the update, not charged to the next batch's rows.
-                let mut commits = Vec::new();
-                for (name, c) in s.resident.iter_mut() {
-                    if name.ends_with("-v7") || name.ends_with("-v8") {
-                        continue;
+                    s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                    if let Some(m) = s.managed.as_mut() {
+                        m.sync(&graph, &changed).map_err(|e| e.to_string())?;
                     }
-                    let l = c.commit(&s.gpu, &graph).map_err(|e| e.to_string())?;
-                    commits.push((name.clone(), l));
-                }
-                s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
-                if let Some(m) = s.managed.as_mut() {
-                    m.sync(&graph, &changed).map_err(|e| e.to_string())?;
-                }
-                for (name, l) in commits {
-                    let c = &s.resident.iter().find(|(n, _)| *n == name).expect("present").1;
-                    let dev = c.device_seconds().map_err(|e| e.to_string())?;
-                    log(
-                        t0,
-                        format!(
-                            "{name} commit: {} lists merged on the device, {}, {:.2} ms host (bookkeeping {:.2}, \
+                    for (name, l) in commits {
+                        let c = &s.resident.iter().find(|(n, _)| *n == name).expect("present").1;
+                        let dev = c.device_seconds().map_err(|e| e.to_string())?;
+                        log(
+                            t0,
+                            format!(
+                                "{name} commit: {} lists merged on the device, {}, {:.2} ms host (bookkeeping {:.2}, \
                              pack {:.2}, enqueue {:.2} ms), device {:.3} ms (not charged to the rows)",
-                            l.patched,
-                            fmt_bytes(l.bytes as f64),
-                            l.seconds * 1e3,
-                            l.bookkeeping_seconds * 1e3,
-                            l.pack_seconds * 1e3,
-                            l.enqueue_seconds * 1e3,
-                            dev * 1e3
-                        ),
-                    );
+                                l.patched,
+                                fmt_bytes(l.bytes as f64),
+                                l.seconds * 1e3,
+                                l.bookkeeping_seconds * 1e3,
+                                l.pack_seconds * 1e3,
+                                l.enqueue_seconds * 1e3,
+                                dev * 1e3
+                            ),
+                        );
+                    }
                 }
-            }
-            log(
-                t0,
-                format!(
-                    "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms)",
-                    stage_s * 1e3,
-                    tc.elapsed().as_secs_f64() * 1e3
-                ),
-            );
-            write_outputs(&a.out, &setup, &rows, &engines);
-            if stopped.is_some() {
-                break 'sizes;
+                log(
+                    t0,
+                    format!(
+                        "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms)",
+                        stage_s * 1e3,
+                        tc.elapsed().as_secs_f64() * 1e3
+                    ),
+                );
+                put_setup(&mut self.setup, key, &gsetup);
+                write_outputs(&a.out, &self.setup, &self.rows, &self.engines);
+                if stopped.is_some() {
+                    break 'sizes;
+                }
             }
         }
+        if let Some(s) = &stopped {
+            log(t0, s);
+            gsetup["stopped"] = json!(s);
+        }
+        put_setup(&mut self.setup, key, &gsetup);
+        self.write();
+        Ok(stopped.is_some())
     }
-    if let Some(s) = &stopped {
-        log(t0, s);
-        setup["stopped"] = json!(s);
+}
+
+/// Puts a graph's setup figures `gsetup` into the run's `setup`: under
+/// `graphs.<key>`, or at the top level without a key.
+fn put_setup(setup: &mut Value, key: Option<&str>, gsetup: &Value) {
+    let to = match key {
+        Some(k) => &mut setup["graphs"][k],
+        None => setup,
+    };
+    if let (Some(to), Some(from)) = (to.as_object_mut(), gsetup.as_object()) {
+        to.extend(from.iter().map(|(k, v)| (k.clone(), v.clone())));
+    } else {
+        *to = gsetup.clone();
     }
-    setup["total_seconds"] = json!(t0.elapsed().as_secs_f64());
-    write_outputs(&a.out, &setup, &rows, &engines);
-    let (md, _) = summary(&rows, &engines);
-    println!("\nmedian per-batch times (ms) and GCSM figures; host bytes = counted zero-copy bytes\n");
-    println!("{md}");
-    let bad = rows.iter().filter(|r| !r.ok && r.error.is_empty()).count();
-    if bad > 0 {
-        return Err(format!("{bad} GPU rows disagree with the CPU engine"));
-    }
-    Ok(())
 }
 
 /// The resident cache engine `e` runs on: its own (`gcsm-persist`,
@@ -1468,14 +1638,22 @@ fn with_settings<R>(m: &mut DeviceMatcher, e: &str, a: &Args, f: impl FnOnce(&mu
         });
     }
     // "-v2", "-v4" and "-nodefer": no heavy-node deferral; "-deferN":
-    // deferral from iterated lists of N.
+    // deferral from iterated lists of N on every level (as up to match
+    // v10); "-wantN": from N candidates of the level's label (match v11).
+    let wanted = m.config().defer_wanted;
     if v2 || e.ends_with("-v4") || e.contains("-nodefer") {
         m.set_defer_min(0);
     } else if let Some(n) = suffix_num(e, "-defer") {
         m.set_defer_min(n as u32);
+        m.set_defer_wanted(0);
     } else if e.ends_with("-v5") {
         // match v5's deferral: lists of 2,048, slices of 512.
         m.set_defer_min(2048);
+        m.set_defer_wanted(0);
+    } else if let Some(n) = suffix_num(e, "-want") {
+        m.set_defer_wanted(n as u32);
+    } else if e.ends_with("-v10") {
+        m.set_defer_wanted(0);
     }
     // "-dsN": deferred slices of N elements.
     let defer_slice = m.config().defer_slice;
@@ -1489,6 +1667,7 @@ fn with_settings<R>(m: &mut DeviceMatcher, e: &str, a: &Args, f: impl FnOnce(&mu
     m.set_tasks(tasks);
     m.set_defer_min(a.defer_min);
     m.set_defer_slice(defer_slice);
+    m.set_defer_wanted(wanted);
     r
 }
 
