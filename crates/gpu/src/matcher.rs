@@ -114,6 +114,7 @@ pub struct MatcherConfig {
     /// 128 gives v6's 1,024 on a graph with 8 uniform labels and every
     /// edge, and 128-256 where the graph keeps only the query's label
     /// triples, which measured quickest there (docs/GPU_NOTES.md, match v11).
+    /// The last level carries no share ([`crate::shares::encode_shares`]).
     pub defer_wanted: u32,
     /// Tasks the deferral buffer holds (two such buffers are allocated on
     /// first use); a node that does not fit is expanded by its warp.

@@ -9,8 +9,9 @@
 //! label triples (`csm_engine::EdgesApart`) most of it can be. So a
 //! threshold in list elements (1,024 in match v6) defers 8 times fewer
 //! nodes of equal work on the second graph. Match v11 writes each level's
-//! share into its plan block ([`encode_shares`]) and the kernel defers
-//! from `MatcherConfig::defer_wanted / share` elements.
+//! share into its plan block ([`encode_shares`]; not the last level's, see
+//! there) and the kernel defers from `MatcherConfig::defer_wanted / share`
+//! elements.
 
 use std::collections::HashMap;
 
@@ -90,12 +91,23 @@ pub fn share_word(s: f64) -> u32 {
 /// the mean over its reads of the share of the read vertex's label that
 /// has the level's label; 1 when the plan checks no labels (every entry is
 /// a candidate). Levels with no read, or whose labels were never seen,
-/// keep 0. Edge labels are not counted: a read that requires one may keep
-/// less than its share says.
+/// keep 0, and so does the last level: it is counted in one intersection,
+/// so deferring it only moves that intersection to other warps, whose
+/// slices each resolve the level's lists again. On Graph500-skewed R-MAT
+/// that cost more than it saved (docs/GPU_NOTES.md, match v11, run 40), so
+/// the last level defers by length (`defer_min`) as before. Edge labels
+/// are not counted: a read that requires one may keep less than its share
+/// says.
 pub fn encode_shares(plan: &Plan, shares: &LabelShares, words: &mut [u32]) {
+    encode_shares_with(plan, shares, words, false);
+}
+
+/// [`encode_shares`], with the last level's share written too when
+/// `last_level` (match v11's first cut, runs 35-39; for comparisons).
+pub fn encode_shares_with(plan: &Plan, shares: &LabelShares, words: &mut [u32], last_level: bool) {
     debug_assert!(words.len() >= PLAN_WORDS);
     for (d, level) in plan.levels.iter().enumerate() {
-        let s = if level.reads.is_empty() {
+        let s = if level.reads.is_empty() || (d + 1 == plan.levels.len() && !last_level) {
             None
         } else if !plan.check_labels {
             Some(1.0)
@@ -179,8 +191,9 @@ mod tests {
         assert_eq!(s.share(99, 0), None);
     }
 
-    /// Every level that reads lists carries the mean brute-force share of
-    /// its reads; levels without reads carry 0; a plan that checks no
+    /// Every level that reads lists but the last carries the mean
+    /// brute-force share of its reads; levels without reads and the last
+    /// carry 0 (the last one too with `last_level`); a plan that checks no
     /// labels carries 1.
     #[test]
     fn plans_carry_their_levels_shares() {
@@ -191,12 +204,21 @@ mod tests {
         qp.set_label_shares(&shares);
         for (p, w) in qp.plans.iter().zip(qp.encoded.chunks(PLAN_WORDS)) {
             assert!(p.plan.check_labels);
+            let mut every = w.to_vec();
+            encode_shares_with(&p.plan, &shares, &mut every, true);
             for (d, level) in p.plan.levels.iter().enumerate() {
-                let word = w[PLAN_HEADER + d * LEVEL_WORDS + L_SHARE];
+                let at = PLAN_HEADER + d * LEVEL_WORDS + L_SHARE;
+                let (word, last) = (w[at], d + 1 == p.plan.depth());
                 if level.reads.is_empty() {
-                    assert_eq!(word, 0, "level {d} reads nothing");
+                    assert_eq!((word, every[at]), (0, 0), "level {d} reads nothing");
                     continue;
                 }
+                if last {
+                    assert_eq!(word, 0, "the last level defers by length");
+                } else {
+                    assert_eq!(word, every[at], "level {d}");
+                }
+                let word = every[at];
                 let s: Vec<f64> = level
                     .reads
                     .iter()
@@ -218,7 +240,11 @@ mod tests {
         for (p, w) in qp.plans.iter().zip(qp.encoded.chunks(PLAN_WORDS)) {
             assert!(!p.plan.check_labels);
             for (d, level) in p.plan.levels.iter().enumerate() {
-                let want = if level.reads.is_empty() { 0 } else { 1 << 16 };
+                let want = if level.reads.is_empty() || d + 1 == p.plan.depth() {
+                    0
+                } else {
+                    1 << 16
+                };
                 assert_eq!(w[PLAN_HEADER + d * LEVEL_WORDS + L_SHARE], want, "level {d}");
             }
         }

@@ -36,7 +36,9 @@
 //! shares); match v11 defers a level's node from `--defer-wanted` (128)
 //! candidates of its label (`MatcherConfig::defer_wanted`): `-wantN`
 //! sets that number, `-v10` turns it off (match v10's deferral, every
-//! level from `--defer-min` elements);
+//! level from `--defer-min` elements); the last level, counted in one
+//! intersection, defers by length (`--defer-min`) unless `-allshares`
+//! (v11's first cut);
 //! `zp-nobal` and `gcsm-nobal` turn only the task balance off; `-deep16`
 //! balances batches of up to 4x more seeds; `gcsm-lite` gives the estimate
 //! 1% of the predicted kernel time instead of `--fe-frac`; `gcsm-skipN`
@@ -1351,6 +1353,15 @@ impl Run<'_> {
                             if heavy.contains(&(qname.clone(), e.clone())) {
                                 continue;
                             }
+                            // "-allshares": the last level defers by
+                            // candidates too (match v11's first cut)
+                            let all_shares;
+                            let qp = if e.contains("-allshares") {
+                                all_shares = with_last_share(qp, &shares);
+                                &all_shares
+                            } else {
+                                qp
+                            };
                             let GpuSide {
                                 gpu: sgpu,
                                 matcher,
@@ -1568,6 +1579,16 @@ fn put_setup(setup: &mut Value, key: Option<&str>, gsetup: &Value) {
     } else {
         *to = gsetup.clone();
     }
+}
+
+/// `qp` with a label share on every level, the last one included (match
+/// v11's first cut: last-level nodes deferred by candidates too).
+fn with_last_share(qp: &QueryPlans, shares: &LabelShares) -> QueryPlans {
+    let mut q = qp.clone();
+    for (p, w) in q.plans.iter().zip(q.encoded.chunks_mut(csm_gpu::plan::PLAN_WORDS)) {
+        csm_gpu::shares::encode_shares_with(&p.plan, shares, w, true);
+    }
+    q
 }
 
 /// The resident cache engine `e` runs on: its own (`gcsm-persist`,
