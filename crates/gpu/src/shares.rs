@@ -167,7 +167,7 @@ mod tests {
             edges
                 .iter()
                 .flat_map(|e| [(e.u, e.v), (e.v, e.u)])
-                .filter(|&(x, y)| labels[x as usize] == a && b.is_none_or(|b| labels[y as usize] == b))
+                .filter(|&(x, y)| labels[x as usize] == a && b.map_or(true, |b| labels[y as usize] == b))
                 .count()
         };
         let total = ends(None);

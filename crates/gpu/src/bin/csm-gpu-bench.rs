@@ -131,6 +131,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
+use csm_baselines::registry::{continuous_engine, EngineOptions};
+use csm_engine::{Batch, ContinuousMatcher};
 use csm_gpu::cache::{
     CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, SamplerSelector, WalkSelector,
 };
@@ -964,6 +966,29 @@ impl Run<'_> {
         let mut gsetup = json!({});
         let t = Instant::now();
         let m0 = edges.len();
+        // `cpu-engine`: the CPU engine itself, one per query on its own copy
+        // of this graph (the `cpu16` rows are a replica of its batch count
+        // that can stop at `--limit-s`, but it does not read hub lists by
+        // label as the engine does)
+        let mut cpu_engines: Vec<Box<dyn ContinuousMatcher>> = Vec::new();
+        if self.engines.iter().any(|e| e == "cpu-engine") {
+            let data = GraphData {
+                labels: labels.clone(),
+                edges: edges.clone(),
+                edge_labelled: false,
+            };
+            let opts = EngineOptions {
+                threads: a.threads,
+                ..EngineOptions::default()
+            };
+            // on the whole graph, like the GPU engines (`cpu-whole`)
+            let name = if key.is_some() { "cpu" } else { "cpu-whole" };
+            for (_, q) in queries {
+                let mut e = continuous_engine(name, &opts).map_err(|e| e.to_string())?;
+                e.init(&data, q).map_err(|e| e.to_string())?;
+                cpu_engines.push(e);
+            }
+        }
         let csr = ParCsr::build(labels, &edges);
         drop(edges);
         let snap = CsrGraph::from_view(&csr, Version::New);
@@ -1348,8 +1373,34 @@ impl Run<'_> {
                         }
                         None => {}
                     }
+                    if let Some(engine) = cpu_engines.get_mut(qi) {
+                        let batch = Batch {
+                            updates,
+                            source: "stream",
+                            strictness: Strictness::Strict,
+                        };
+                        let r = engine.process(batch).map_err(|e| e.to_string())?;
+                        let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
+                        if !ok {
+                            println!(
+                                "MISMATCH cpu-engine size {size} batch {b} {qname}: (+{} / -{}) cpu16 {:?}",
+                                r.positive, r.negative, reference
+                            );
+                        }
+                        let _ = write!(line, " | cpu-engine {} ms", fmt_ms(r.seconds));
+                        let mut row = Row::failed(size, b, qname, "cpu-engine", String::new());
+                        row.positive = r.positive;
+                        row.negative = r.negative;
+                        row.seconds = r.seconds;
+                        row.ok = ok;
+                        row.verified = reference.is_some();
+                        self.rows.push(row);
+                    }
                     if let Some(s) = gpu_side.as_mut() {
-                        for e in engines.iter().filter(|e| e.as_str() != "cpu16") {
+                        for e in engines
+                            .iter()
+                            .filter(|e| !["cpu16", "cpu-engine"].contains(&e.as_str()))
+                        {
                             if heavy.contains(&(qname.clone(), e.clone())) {
                                 continue;
                             }
@@ -1733,6 +1784,12 @@ struct DeadlineVisitor<'a> {
 }
 
 impl Visitor for DeadlineVisitor<'_> {
+    /// Only prunes (once the deadline passed), so counting may skip whole
+    /// levels as the CPU engine's does (`NoVisitor`): an observing visitor
+    /// made the executor enumerate what it counts, 13x slower than the
+    /// engine on a skewed R-MAT's house batches.
+    const OBSERVES: bool = false;
+
     #[inline]
     fn enter(&mut self, _depth: usize, _emb: &[VertexId], _level: &Level) -> bool {
         self.n = self.n.wrapping_add(1);
