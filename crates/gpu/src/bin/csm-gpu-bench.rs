@@ -7,7 +7,7 @@
 //! ```text
 //! csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...]
 //!               [--batches B] [--queries house,5-cycle,...]
-//!               [--variants cpu16,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
+//!               [--variants cpu16,cpu-engine,um,zp,vsgm,naive,gcsm[,gcsm-sampler]] [--vsgm-max-batch B]
 //!               [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR]
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
 //!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W] [--defer-min N]
@@ -103,6 +103,12 @@
 //! `GpuEngine`'s is), and its figures go to the setup's `graphs.<query>`.
 //! Without it one graph with every edge serves every query (GCSM's
 //! protocol, and the figures of the notes up to match v10).
+//!
+//! `cpu16` is a replica of the CPU engine's batch count (its algorithm,
+//! GCSM's order, no hub label groups) that can stop at `--limit-s`;
+//! `cpu-engine` runs `csm_baselines`' `cpu` engine itself (`cpu-whole`
+//! without `--split`), with every default, on its own copy of each graph
+//! (one per query: memory), checked against the replica's counts.
 //!
 //! `--limit-s` bounds one engine's run on one batch (default 20 s): the CPU
 //! engine stops between pieces of the batch, the kernel's warps stop taking
