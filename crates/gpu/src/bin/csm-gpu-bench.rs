@@ -1346,30 +1346,12 @@ impl Run<'_> {
                                 c.negative
                             );
                             self.rows.push(Row {
-                                size,
-                                batch: b,
-                                query: qname.clone(),
-                                engine: "cpu16".into(),
                                 positive: c.positive,
                                 negative: c.negative,
                                 seconds: *secs,
-                                fe: 0.0,
-                                dc: 0.0,
-                                kernel: 0.0,
-                                host_bytes: 0,
-                                cache_bytes: 0,
-                                cache_vertices: 0,
-                                seeds: 0,
-                                tasks: 0,
-                                split: 0.0,
-                                nodes: 0,
-                                host_lists: 0,
-                                cached_lists: 0,
-                                staged_lists: 0,
-                                deferred: 0,
                                 ok: true,
                                 verified: true,
-                                error: String::new(),
+                                ..Row::failed(size, b, qname, "cpu16", String::new())
                             });
                         }
                         Some(Err(err)) => {
@@ -1386,21 +1368,16 @@ impl Run<'_> {
                             strictness: Strictness::Strict,
                         };
                         let r = engine.process(batch).map_err(|e| e.to_string())?;
-                        let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
-                        if !ok {
-                            println!(
-                                "MISMATCH cpu-engine size {size} batch {b} {qname}: (+{} / -{}) cpu16 {:?}",
-                                r.positive, r.negative, reference
-                            );
-                        }
+                        let ok = agrees(reference, (r.positive, r.negative), "cpu-engine", size, b, qname);
                         let _ = write!(line, " | cpu-engine {} ms", fmt_ms(r.seconds));
-                        let mut row = Row::failed(size, b, qname, "cpu-engine", String::new());
-                        row.positive = r.positive;
-                        row.negative = r.negative;
-                        row.seconds = r.seconds;
-                        row.ok = ok;
-                        row.verified = reference.is_some();
-                        self.rows.push(row);
+                        self.rows.push(Row {
+                            positive: r.positive,
+                            negative: r.negative,
+                            seconds: r.seconds,
+                            ok,
+                            verified: reference.is_some(),
+                            ..Row::failed(size, b, qname, "cpu-engine", String::new())
+                        });
                     }
                     if let Some(s) = gpu_side.as_mut() {
                         for e in engines
@@ -1526,13 +1503,7 @@ impl Run<'_> {
                             };
                             let row = match res {
                                 Ok(r) => {
-                                    let ok = reference.map_or(true, |x| x == (r.positive, r.negative));
-                                    if !ok {
-                                        println!(
-                                            "MISMATCH {e} size {size} batch {b} {qname}: gpu (+{} / -{}) cpu {:?}",
-                                            r.positive, r.negative, reference
-                                        );
-                                    }
+                                    let ok = agrees(reference, (r.positive, r.negative), e, size, b, qname);
                                     let _ = write!(line, " | {e} {} ms", fmt_ms(r.seconds));
                                     let mut row = row_of(size, b, qname, e, &r, ok);
                                     row.verified = reference.is_some();
@@ -1636,6 +1607,19 @@ fn put_setup(setup: &mut Value, key: Option<&str>, gsetup: &Value) {
     } else {
         *to = gsetup.clone();
     }
+}
+
+/// Whether `engine`'s counts `got` equal the `reference` (the `cpu16`
+/// replica's; none: nothing to compare), printing a MISMATCH line if not.
+fn agrees(reference: Option<(u64, u64)>, got: (u64, u64), engine: &str, size: usize, b: usize, q: &str) -> bool {
+    let ok = reference.map_or(true, |x| x == got);
+    if !ok {
+        println!(
+            "MISMATCH {engine} size {size} batch {b} {q}: (+{} / -{}) cpu16 {reference:?}",
+            got.0, got.1
+        );
+    }
+    ok
 }
 
 /// `qp` with a label share on every level, the last one included (match
