@@ -67,10 +67,17 @@ impl EdgesApart {
         if !q.edge_labelled() && one && g.labels.iter().all(|&l| l == ql[0] || l == ABSENT) {
             return None;
         }
-        Some(EdgeFilter::new(
+        Some(Self::query_filter(q))
+    }
+
+    /// The filter of `q`'s label triples (its edges' end labels and, for
+    /// an edge-labelled query, edge labels).
+    pub fn query_filter(q: &QueryGraph) -> EdgeFilter {
+        let ql = q.labels();
+        EdgeFilter::new(
             q.edges().iter().map(|&(a, b, el)| (ql[a], ql[b], el)),
             q.edge_labelled(),
-        ))
+        )
     }
 
     /// Edges kept apart.

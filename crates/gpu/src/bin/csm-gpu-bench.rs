@@ -138,7 +138,7 @@ use std::time::Instant;
 
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
 use csm_baselines::registry::{continuous_engine, EngineOptions};
-use csm_engine::{Batch, ContinuousMatcher};
+use csm_engine::{Batch, ContinuousMatcher, EdgesApart};
 use csm_gpu::cache::{
     CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, SamplerSelector, WalkSelector,
 };
@@ -148,7 +148,6 @@ use csm_gpu::resident::{ResidentCache, ResidentUse};
 use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
-use csm_graph::relevant::EdgeFilter;
 use csm_graph::{
     CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Label, LocatedUpdate, Nbrs, Strictness, Update, Version,
     VertexId,
@@ -880,10 +879,7 @@ fn run(a: Args) -> Result<(), String> {
         // `csm stream` keeps in the graph it matches on), and per batch the
         // updates of those edges; the others cannot change its matches.
         for (name, q) in &queries {
-            let filter = EdgeFilter::new(
-                q.edges().iter().map(|&(x, y, el)| (q.labels()[x], q.labels()[y], el)),
-                q.edge_labelled(),
-            );
+            let filter = EdgesApart::query_filter(q);
             let t = Instant::now();
             let labels = &g0.labels;
             let keeps = |u: VertexId, v: VertexId| filter.keeps(labels[u as usize], labels[v as usize], 0);
