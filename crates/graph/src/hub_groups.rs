@@ -5,20 +5,25 @@
 //! matcher that needs the neighbours of one label intersects whole lists and
 //! filters afterwards. Most of that work is in the hubs' lists, which a batch
 //! reads over and over. This view groups a hub's list by label (for the
-//! version asked: N, N ∩ N' or N') the first time a reader asks for one of
-//! its groups during the batch (for the versions N ∩ N' and N' of a hub that
-//! a small batch changes, after `GROUP_AFTER_READS` (8) reads, since one
-//! update may read them once or twice) and serves later reads from that
-//! copy; other lists get `None`, and readers fall back to filtering. An intersection with
-//! one group holds only that label, so it needs no filter even when its other
-//! lists were whole.
+//! version asked: N, N ∩ N' or N') once readers have asked for its groups a
+//! few times (a grouping costs some twenty filtered reads of the list, and
+//! most lists of a light batch are read once or twice) and serves later
+//! reads from that copy; until then, and for other lists, it gives `None`,
+//! and readers fall back to filtering. An intersection with one group holds
+//! only that label, so it needs no filter even when its other lists were
+//! whole.
 //!
 //! Which vertices count as hubs is kept across batches in [`Hubs`] (degree at
 //! least a bound, refreshed from each batch's touched vertices), with each
 //! hub's groups of its committed list (version `Old`; also `Common` and
-//! `New` for hubs the batch does not touch), which stay valid until a batch
-//! touches the hub. The groups of a touched hub's `Common` and `New` lists
-//! live for one batch.
+//! `New` for hubs the batch does not touch), built after
+//! `COMMITTED_GROUP_AFTER_READS` (8) reads over batches, which stay valid
+//! until a batch touches the hub. The groups of a touched hub's `Common` and
+//! `New` lists live for one batch: built after `GROUP_AFTER_READS` (8) reads
+//! in a batch of a few updates, `BATCH_GROUP_AFTER_READS` (2) in larger
+//! ones, and derived from the hub's committed groups and the batch's
+//! changes at it when those groups are built and the view has the batch's
+//! delta ([`HubLabelGroups::with_delta`]; a linear merge, not a regrouping).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -35,6 +40,22 @@ use crate::view::{GraphView, LabelGroup, Nbrs, Version};
 /// update at a time regrouped a touched hub's whole list for one or two
 /// reads).
 pub(crate) const GROUP_AFTER_READS: u32 = 8;
+
+/// Reads by label after which a touched hub's version is grouped in a batch
+/// that touches many lists. Those are read more often than a few updates'
+/// lists, and a hub of a skewed graph over and over (grouping after 8 reads
+/// cost Graph500-skewed house a fifth), but most of a light batch's touched
+/// lists only once or twice: grouping them at the first read was most of a
+/// 1,024-update batch's time on a 20 M-edge R-MAT (7-wheel, 2.5x with the
+/// rule at 2; `csm-gpu-bench --split`, 2 threads).
+const BATCH_GROUP_AFTER_READS: u32 = 2;
+
+/// Reads by label (over batches) after which a hub's committed list is
+/// grouped: a hub read once or twice before a batch touches it again does
+/// not repay a grouping (light batches on a 20 M-edge R-MAT grouped tens of
+/// thousands of such entries each); the many reads of a skewed graph's
+/// hubs reach it at once.
+const COMMITTED_GROUP_AFTER_READS: u32 = 8;
 
 /// Edge changes at one hub up to which [`Hubs::update`] patches its
 /// committed groups instead of dropping them.
@@ -127,13 +148,26 @@ pub struct Hubs {
 }
 
 /// One hub's state ([`Hubs::slots`]).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct HubSlot {
     /// The hub's degree when last seen.
     degree: u32,
+    /// Reads by label of the committed list while its groups were not
+    /// built, over batches ([`COMMITTED_GROUP_AFTER_READS`]).
+    reads: AtomicU32,
     /// The groups of the hub's committed list, built on first use (boxed:
     /// 16 bytes a hub until built, for graphs of many hubs).
     committed: OnceLock<Box<Group>>,
+}
+
+impl Clone for HubSlot {
+    fn clone(&self) -> Self {
+        HubSlot {
+            degree: self.degree,
+            reads: AtomicU32::new(self.reads.load(Ordering::Relaxed)),
+            committed: self.committed.clone(),
+        }
+    }
 }
 
 impl Clone for Hubs {
@@ -283,6 +317,7 @@ impl Hubs {
         self.list.push(v);
         self.slots.push(HubSlot {
             degree: d as u32,
+            reads: AtomicU32::new(0),
             committed: OnceLock::new(),
         });
     }
@@ -307,13 +342,16 @@ impl Hubs {
         }
     }
 
-    /// Slot `i`'s committed groups, built with `build` on first use while
-    /// the budget allows.
+    /// Slot `i`'s committed groups, built with `build` once the list has
+    /// been read [`COMMITTED_GROUP_AFTER_READS`] times, while the budget
+    /// allows.
     fn committed_group(&self, i: usize, build: impl FnOnce() -> Group) -> Option<&Group> {
         if let Some(group) = self.slots[i].committed.get() {
             return Some(group);
         }
-        if self.grouped.load(Ordering::Relaxed) >= self.budget {
+        if self.grouped.load(Ordering::Relaxed) >= self.budget
+            || self.slots[i].reads.fetch_add(1, Ordering::Relaxed) < COMMITTED_GROUP_AFTER_READS
+        {
             return None;
         }
         let group = self.slots[i].committed.get_or_init(|| {
@@ -567,6 +605,125 @@ impl Group {
         true
     }
 
+    /// The groups of this (committed) list after a batch's `changes` at its
+    /// vertex, sorted by neighbour: the deletions only for version `Common`
+    /// (N ∩ N'), and the insertions too for `New` (`inserts`). A linear
+    /// merge per key that looks up only the changed neighbours' labels,
+    /// where [`Group::of`] looks up every entry's: regrouping the hubs a
+    /// batch touched was most of a light batch's time on large graphs.
+    /// `None` where the changes do not fit the groups (an inserted key
+    /// beyond the dense table, a deleted entry missing, an inserted one
+    /// present): the caller then groups the list itself.
+    pub(crate) fn derived(&self, changes: &[HubChange], labels: &[Label], inserts: bool) -> Option<Group> {
+        let key = |c: &HubChange| (labels[c.x as usize], if self.by_elabel { c.el } else { 0 });
+        // (key, neighbour, inserted, edge label): a deletion before an
+        // insertion of the same neighbour and key (an edge label changed)
+        let mut ch: Vec<((Label, Label), VertexId, bool, Label)> = changes
+            .iter()
+            .filter(|c| inserts || !c.inserted)
+            .map(|c| (key(c), c.x, c.inserted, c.el))
+            .collect();
+        ch.sort_unstable();
+        let added = ch.iter().filter(|c| c.2).count();
+        let n = self.ids.len() + added;
+        let mut out = Group {
+            ids: Vec::with_capacity(n),
+            starts: Vec::new(),
+            dense: None,
+            elabels: Vec::with_capacity(if self.elabels.is_empty() { 0 } else { n }),
+            by_elabel: self.by_elabel,
+        };
+        match &self.dense {
+            Some((width, offsets)) => {
+                let flat: Vec<usize> = ch
+                    .iter()
+                    .map(|c| dense_index(*width, offsets, c.0))
+                    .collect::<Option<_>>()?;
+                let mut new_offsets = Vec::with_capacity(offsets.len());
+                new_offsets.push(0);
+                let mut ci = 0;
+                for k in 0..offsets.len() - 1 {
+                    let c0 = ci;
+                    while ci < ch.len() && flat[ci] == k {
+                        ci += 1;
+                    }
+                    self.merge_into(offsets[k] as usize..offsets[k + 1] as usize, &ch[c0..ci], &mut out)?;
+                    new_offsets.push(out.ids.len() as u32);
+                }
+                out.dense = Some((*width, new_offsets));
+            }
+            None => {
+                out.starts.reserve(self.starts.len() + ch.len());
+                let (mut si, mut ci) = (0, 0);
+                loop {
+                    let next = match (self.starts.get(si), ch.get(ci)) {
+                        (None, None) => break,
+                        (Some(s), None) => s.0,
+                        (None, Some(c)) => c.0,
+                        (Some(s), Some(c)) => s.0.min(c.0),
+                    };
+                    let span = match self.starts.get(si) {
+                        Some(&(k, lo)) if k == next => {
+                            si += 1;
+                            lo as usize..self.starts.get(si).map_or(self.ids.len(), |s| s.1 as usize)
+                        }
+                        _ => 0..0,
+                    };
+                    let c0 = ci;
+                    while ci < ch.len() && ch[ci].0 == next {
+                        ci += 1;
+                    }
+                    let at = out.ids.len();
+                    self.merge_into(span, &ch[c0..ci], &mut out)?;
+                    if out.ids.len() > at {
+                        out.starts.push((next, at as u32));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Appends this group's entries `span` (one key) to `out`, with the
+    /// key's `changes` (sorted by neighbour) applied.
+    fn merge_into(
+        &self,
+        span: std::ops::Range<usize>,
+        changes: &[((Label, Label), VertexId, bool, Label)],
+        out: &mut Group,
+    ) -> Option<()> {
+        let (mut i, hi) = (span.start, span.end);
+        let labelled = !self.elabels.is_empty();
+        let copy = |out: &mut Group, lo: usize, hi: usize| {
+            out.ids.extend_from_slice(&self.ids[lo..hi]);
+            if labelled {
+                out.elabels.extend_from_slice(&self.elabels[lo..hi]);
+            }
+        };
+        for &(_, x, inserted, el) in changes {
+            let j = i + self.ids[i..hi].partition_point(|&y| y < x);
+            copy(out, i, j);
+            i = j;
+            let present = i < hi && self.ids[i] == x;
+            if inserted {
+                if present {
+                    return None;
+                }
+                out.ids.push(x);
+                if labelled {
+                    out.elabels.push(el);
+                }
+            } else {
+                if !present {
+                    return None;
+                }
+                i += 1;
+            }
+        }
+        copy(out, i, hi);
+        Some(())
+    }
+
     /// The entries of vertex label `label` (and edge label `elabel`, when
     /// grouped by it). `None` when the read and the grouping disagree on the
     /// edge label (a group by both labels has no id-sorted span of one
@@ -606,19 +763,44 @@ fn dense_index(width: u32, offsets: &[u32], key: (Label, Label)) -> Option<usize
     }
 }
 
+/// One edge change of a batch at a touched hub ([`HubLabelGroups::with_delta`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HubChange {
+    /// The neighbour.
+    x: VertexId,
+    /// The edge's label (in G_k for a deletion).
+    el: Label,
+    inserted: bool,
+}
+
+/// A hub the batch touches: the groups of its lists in versions Common and
+/// New, built after `group_after` reads, and where its changes lie in
+/// [`HubLabelGroups::changes`] (`None`: not known, the lists are grouped
+/// from scratch).
+#[derive(Debug, Default)]
+struct Touched {
+    versions: [LazyGroup; 2],
+    changes: Option<(u32, u32)>,
+}
+
 /// A view of `g` whose hubs' lists can be read one label at a time (see the
 /// module docs); everything else is `g`'s. Build one per batch, after
 /// staging: the groups copy the lists as they are then.
 pub struct HubLabelGroups<'a, G: ?Sized> {
     g: &'a G,
     hubs: &'a Hubs,
-    /// The groups of the lists in versions Common and New of the hubs this
-    /// batch touches, built after `group_after` reads.
-    groups: HashMap<VertexId, [LazyGroup; 2], FixedState>,
+    /// The hubs this batch touches.
+    groups: HashMap<VertexId, Touched, FixedState>,
+    /// The batch's edge changes at touched hubs, by hub
+    /// ([`HubLabelGroups::with_delta`]): a touched hub's versions Common and
+    /// New are then derived from its committed groups ([`Group::derived`])
+    /// when those are built.
+    changes: Vec<HubChange>,
+    /// Touched versions derived so far, for tests and statistics.
+    derived: AtomicUsize,
     /// [`GROUP_AFTER_READS`] for a batch that touches a few lists (one or a
-    /// few updates: their reads are few), else 0 (a large batch reads its
-    /// touched hubs over and over: filtering the first reads cost house on
-    /// Enron's 4,096-update batches 30%).
+    /// few updates: their reads are few), else [`BATCH_GROUP_AFTER_READS`]
+    /// (a large batch reads a skewed graph's touched hubs over and over).
     group_after: u32,
     /// Hubs of lower degree are not served ([`Hubs::with_batch_min_degree`]
     /// for batches that touch many lists).
@@ -631,7 +813,11 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// only.
     pub fn new(g: &'a G, hubs: &'a Hubs, touched: &[VertexId]) -> Self {
         let few = touched.len() <= FEW_TOUCHED;
-        let group_after = if few { GROUP_AFTER_READS } else { 0 };
+        let group_after = if few {
+            GROUP_AFTER_READS
+        } else {
+            BATCH_GROUP_AFTER_READS
+        };
         let min_degree = if few { hubs.min_degree } else { hubs.batch_min_degree };
         let served = |v: VertexId| {
             hubs.slot_of(v)
@@ -650,9 +836,54 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
             g,
             hubs,
             groups,
+            changes: Vec::new(),
+            derived: AtomicUsize::new(0),
             group_after,
             min_degree: min_degree.min(u32::MAX as usize) as u32,
         }
+    }
+
+    /// Takes the pending batch's edge changes (`delta`, as
+    /// [`crate::DynamicGraph::pending_delta`] gives it), so that the versions
+    /// Common and New of a touched hub whose committed groups are built are
+    /// derived from those and the hub's changes, not regrouped. Batches that
+    /// add or remove vertices are not taken (their lists are regrouped).
+    pub fn with_delta(mut self, delta: Option<&BatchDelta>) -> Self {
+        let Some(delta) = delta.filter(|d| d.added_vertices.is_empty() && d.removed_vertices.is_empty()) else {
+            return self;
+        };
+        if self.groups.is_empty() {
+            return self;
+        }
+        let mut by_hub: Vec<(VertexId, HubChange)> = Vec::new();
+        for (edges, inserted) in [(&delta.inserted, true), (&delta.deleted, false)] {
+            for e in edges {
+                for (v, x) in [(e.u, e.v), (e.v, e.u)] {
+                    if self.groups.contains_key(&v) {
+                        by_hub.push((
+                            v,
+                            HubChange {
+                                x,
+                                el: e.label,
+                                inserted,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+        by_hub.sort_by_key(|c| c.0);
+        let mut at = 0;
+        while at < by_hub.len() {
+            let v = by_hub[at].0;
+            let end = at + by_hub[at..].partition_point(|c| c.0 == v);
+            if let Some(t) = self.groups.get_mut(&v) {
+                t.changes = Some((at as u32, end as u32));
+            }
+            at = end;
+        }
+        self.changes = by_hub.into_iter().map(|c| c.1).collect();
+        self
     }
 
     /// The groups of version `New` built so far, for [`Hubs::adopt`].
@@ -660,7 +891,10 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
         NewGroups(
             self.groups
                 .into_iter()
-                .filter_map(|(v, [_, new])| new.group.into_inner().map(|g| (v, g)))
+                .filter_map(|(v, t)| {
+                    let [_, new] = t.versions;
+                    new.group.into_inner().map(|g| (v, g))
+                })
                 .collect(),
         )
     }
@@ -668,7 +902,32 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// How many hub lists have been grouped so far for this batch (versions
     /// Common and New of touched hubs).
     pub fn grouped(&self) -> usize {
-        self.groups.values().flatten().filter(|t| t.built().is_some()).count()
+        self.groups
+            .values()
+            .flat_map(|t| &t.versions)
+            .filter(|t| t.built().is_some())
+            .count()
+    }
+
+    /// How many of those were derived from committed groups
+    /// ([`HubLabelGroups::with_delta`]) instead of grouped from scratch.
+    pub fn derived(&self) -> usize {
+        self.derived.load(Ordering::Relaxed)
+    }
+
+    /// Version `ver` (Common or New) of touched hub `v` (slot `slot`),
+    /// derived from its committed groups where those are built and the
+    /// batch's changes at `v` are known.
+    fn derive(&self, slot: usize, touched: &Touched, ver: Version) -> Option<Group> {
+        let committed = self.hubs.slots[slot].committed.get()?;
+        let (lo, hi) = touched.changes?;
+        let group = committed.derived(
+            &self.changes[lo as usize..hi as usize],
+            self.g.labels(),
+            ver == Version::New,
+        )?;
+        self.derived.fetch_add(1, Ordering::Relaxed);
+        Some(group)
     }
 }
 
@@ -696,12 +955,14 @@ impl<G: GraphView + ?Sized> GraphView for HubLabelGroups<'_, G> {
             _ => self.groups.get(&v),
         };
         let group = match (ver, touched) {
-            (Version::Common | Version::New, Some(versions)) => versions[usize::from(ver == Version::New)]
-                .after_reads(
-                    self.group_after,
-                    || true,
-                    || Group::of(g.nbrs(v, ver), labels, el, by_el),
-                )?,
+            (Version::Common | Version::New, Some(t)) => t.versions[usize::from(ver == Version::New)].after_reads(
+                self.group_after,
+                || true,
+                || {
+                    self.derive(slot, t, ver)
+                        .unwrap_or_else(|| Group::of(g.nbrs(v, ver), labels, el, by_el))
+                },
+            )?,
             _ => self
                 .hubs
                 .committed_group(slot, || Group::of(g.nbrs(v, Version::Old), labels, el, by_el))?,
@@ -774,8 +1035,23 @@ mod tests {
             .expect("grouped after the reads");
         assert_eq!(got.list.iter().map(|p| p.0).collect::<Vec<_>>(), want);
         assert!(want.contains(&41));
-        // the committed list (version Old) is grouped at first read
+        // the committed list (version Old) after its own reads, counted
+        // over views (batches)
+        for _ in 0..COMMITTED_GROUP_AFTER_READS - 1 {
+            assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_none());
+        }
+        let view = HubLabelGroups::new(&dg, &hubs, dg.touched());
+        assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_none());
         assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_some());
+    }
+
+    /// Reads `v`'s committed list by label (and edge label `el`) until its
+    /// groups are built (by both labels when `el` is given).
+    fn build_committed<G: GraphView>(view: &HubLabelGroups<'_, G>, v: VertexId, el: Option<Label>) {
+        for _ in 0..COMMITTED_GROUP_AFTER_READS {
+            let _ = view.nbrs_with_label(v, Version::Old, 0, el);
+        }
+        assert!(view.nbrs_with_label(v, Version::Old, 0, el).is_some());
     }
 
     /// The same with labels too large for the counting sort.
@@ -799,7 +1075,7 @@ mod tests {
         let mut dg = DynamicGraph::from_data(&g).unwrap();
         let mut hubs = Hubs::of(&dg, 20);
         assert!(hubs.len() > 3 && hubs.len() < n / 4, "{} hubs", hubs.len());
-        let mut grouped = 0;
+        let (mut grouped, mut derived) = (0, 0);
         for round in 0..4 {
             // delete an edge of each of some hubs, insert edges between hubs
             let h = hubs.vertices().to_vec();
@@ -814,15 +1090,23 @@ mod tests {
                 if w != v && !dg.nbrs(v, Version::New).contains(w) && used.insert((v.min(w), v.max(w))) {
                     updates.push(Update::AddEdge(Edge::new(v, w, 1)));
                 }
+                // an edge whose label changes: deleted and inserted again
+                let (y, el) = dg.nbrs(v, Version::New).iter().nth(round + 1).unwrap();
+                if used.insert((v.min(y), v.max(y))) {
+                    updates.push(Update::RemoveEdge(Edge::new(v, y, el)));
+                    updates.push(Update::AddEdge(Edge::new(v, y, (el + 1) % 3)));
+                }
             }
             stage(&mut dg, updates);
-            let view = HubLabelGroups::new(&dg, &hubs, dg.touched());
+            // odd rounds regroup touched hubs' lists from scratch, even ones
+            // derive them from their committed groups and the batch's changes
+            let delta = (round % 2 == 0).then(|| dg.pending_delta()).flatten();
+            let view = HubLabelGroups::new(&dg, &hubs, dg.touched()).with_delta(delta);
             for v in 0..n as VertexId {
                 for ver in [Version::Old, Version::Common, Version::New] {
-                    // a touched hub's Common and New versions are grouped
-                    // after GROUP_AFTER_READS reads: read every label that often
-                    let touched = dg.touched().contains(&v) && ver != Version::Old;
-                    for _ in 0..=GROUP_AFTER_READS {
+                    // a hub's lists are grouped after a few reads (None
+                    // until then): read every label more often than that
+                    for _ in 0..=GROUP_AFTER_READS.max(COMMITTED_GROUP_AFTER_READS) {
                         let els: Vec<Option<Label>> = if by_el { (0..4).map(Some).collect() } else { vec![None] };
                         for l in (0..5).map(|l| l * scale) {
                             for &e in &els {
@@ -832,27 +1116,29 @@ mod tests {
                                     .iter()
                                     .filter(|&(x, el)| dg.labels()[x as usize] == l && e.is_none_or(|e| e == el))
                                     .collect();
-                                match got {
-                                    Some(got) => {
-                                        assert_eq!(got.elabel_applied, by_el);
-                                        assert_eq!(
-                                            got.list.to_vec(),
-                                            want,
-                                            "round {round} vertex {v} {ver:?} label {l} {e:?}"
-                                        );
-                                    }
-                                    None => assert!(hubs.slot_of(v).is_none() || touched),
+                                // None: not a hub, or not read often enough yet
+                                if let Some(got) = got {
+                                    assert_eq!(got.elabel_applied, by_el);
+                                    assert_eq!(
+                                        got.list.to_vec(),
+                                        want,
+                                        "round {round} vertex {v} {ver:?} label {l} {e:?}"
+                                    );
                                 }
                             }
                         }
                     }
-                    if touched && hubs.slot_of(v).is_some() {
+                    if hubs.slot_of(v).is_some() {
                         // grouped by now
                         assert!(view.nbrs_with_label(v, ver, 0, by_el.then_some(0)).is_some());
                     }
                 }
             }
             grouped += view.grouped();
+            derived += view.derived();
+            if delta.is_none() {
+                assert_eq!(view.derived(), 0);
+            }
             // every other round, the new lists' groups become the committed ones
             let built = view.into_new_groups();
             hubs.update(&dg, dg.touched(), dg.pending_delta());
@@ -861,7 +1147,7 @@ mod tests {
             }
             dg.commit();
         }
-        assert!(grouped > 0);
+        assert!(grouped > derived && derived > 0, "{grouped} grouped, {derived} derived");
     }
 
     /// One-update batches (as one update at a time commits them) patch a
@@ -889,6 +1175,9 @@ mod tests {
                 };
                 // read every group of the committed list: builds it
                 let view = HubLabelGroups::new(&dg, &hubs, &[]);
+                if line == 0 {
+                    build_committed(&view, 0, by_el.then_some(0));
+                }
                 for l in (0..4).map(|l| l * scale) {
                     for e in 0..4 {
                         let e = by_el.then_some(e);
@@ -950,10 +1239,12 @@ mod tests {
         let mut dg = DynamicGraph::from_data(&g).unwrap();
         let mut hubs = Hubs::of(&dg, 8).with_group_budget(30);
         let view = HubLabelGroups::new(&dg, &hubs, &[]);
-        assert!(view.nbrs_with_label(0, Version::Old, 1, None).is_some());
+        build_committed(&view, 0, None);
         assert_eq!(hubs.grouped_entries(), 40);
-        // over budget: hub 1 is filtered by the reader
-        assert!(view.nbrs_with_label(1, Version::Old, 1, None).is_none());
+        // over budget: hub 1 is filtered by the reader, however often read
+        for _ in 0..=COMMITTED_GROUP_AFTER_READS {
+            assert!(view.nbrs_with_label(1, Version::Old, 1, None).is_none());
+        }
         // a batch adding a vertex drops hub 0's groups and frees the budget
         stage(
             &mut dg,
@@ -966,6 +1257,7 @@ mod tests {
         dg.commit();
         assert_eq!(hubs.grouped_entries(), 0);
         let view = HubLabelGroups::new(&dg, &hubs, &[]);
+        build_committed(&view, 1, None);
         let got = view.nbrs_with_label(1, Version::Old, 1, None).unwrap().list.to_vec();
         let want: Vec<_> = dg.nbrs(1, Version::Old).iter().filter(|p| p.0 % 2 == 1).collect();
         assert_eq!(got, want);

@@ -930,7 +930,7 @@ impl CpuEngine {
         } else {
             // hub lists read by label (none without hubs)
             let no_hubs = Hubs::default();
-            let view = HubLabelGroups::new(gr, hubs.as_ref().unwrap_or(&no_hubs), gr.touched());
+            let view = HubLabelGroups::new(gr, hubs.as_ref().unwrap_or(&no_hubs), gr.touched()).with_delta(Some(delta));
             let (counts, stayed) = count_delta_adaptive(&view, plans, Some(sym), delta, pool, &mut self.exec);
             (counts, stayed, view.into_new_groups())
         };
