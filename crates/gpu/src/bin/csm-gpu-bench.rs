@@ -125,7 +125,9 @@
 //! 0.57,0.19,0.19).
 //!
 //! Writes `bench.csv` (one row per batch and engine), `bench.json` (setup,
-//! rows, summary) and `bench.md` (the summary table) to `--out` (default
+//! rows, summary, mean speed-ups) and `bench.md` (the summary table, then
+//! each engine's mean speed-up over `zp`, `cpu16` and `cpu-engine`: means
+//! over rows of per-row median ratios) to `--out` (default
 //! `$OUT`, else `.`), rewriting them after every batch so that a run cut
 //! short still leaves its results. Without a GPU only the CPU rows run.
 
@@ -730,6 +732,92 @@ fn summary(rows: &[Row], engines: &[String]) -> (String, Value) {
     (md, Value::Array(js))
 }
 
+/// The baselines every other engine's time is compared with in
+/// [`mean_ratios`], in this order.
+const BASELINES: [&str; 3] = ["zp", "cpu16", "cpu-engine"];
+
+/// One line of [`mean_ratios`]: how many times quicker `engine` was than
+/// `baseline`, as the mean over (size, query) rows of the ratio of their
+/// median batch times, over all rows and per batch size.
+#[derive(Debug, PartialEq)]
+struct MeanRatio {
+    engine: String,
+    baseline: String,
+    rows: usize,
+    mean: f64,
+    by_size: Vec<(usize, f64)>,
+}
+
+/// Every engine's speed-up over each baseline of [`BASELINES`] that ran
+/// beside it (a baseline over those listed after it): the goals (gcsm against zp and against the 16-thread
+/// CPU engine) are means over rows of per-row ratios, measured in one run.
+/// Rows where either engine has no successful batch are left out.
+fn mean_ratios(rows: &[Row], engines: &[String]) -> Vec<MeanRatio> {
+    let mut keys: Vec<(usize, &str)> = rows.iter().map(|r| (r.size, r.query.as_str())).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let med = |e: &str, k: (usize, &str)| {
+        median(
+            rows.iter()
+                .filter(|r| (r.size, r.query.as_str()) == k && r.engine == e && r.error.is_empty())
+                .map(|r| r.seconds)
+                .collect(),
+        )
+    };
+    let mut out = Vec::new();
+    for base in BASELINES.iter().filter(|b| engines.iter().any(|e| e == *b)) {
+        // other engines, and the baselines listed before this one (zp over
+        // the CPU engines, the replica over the engine itself)
+        let before = |e: &str| BASELINES.iter().position(|b| *b == e) < BASELINES.iter().position(|b| b == base);
+        let not_base = |e: &str| !BASELINES.contains(&e);
+        for e in engines.iter().filter(|e| not_base(e) || before(e)) {
+            let per: Vec<(usize, f64)> = keys
+                .iter()
+                .map(|&k| (k.0, med(base, k) / med(e, k)))
+                .filter(|(_, r)| r.is_finite() && *r > 0.0)
+                .collect();
+            if per.is_empty() {
+                continue;
+            }
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let mut sizes: Vec<usize> = per.iter().map(|p| p.0).collect();
+            sizes.dedup();
+            out.push(MeanRatio {
+                engine: e.clone(),
+                baseline: base.to_string(),
+                rows: per.len(),
+                mean: mean(&per.iter().map(|p| p.1).collect::<Vec<_>>()),
+                by_size: sizes
+                    .into_iter()
+                    .map(|s| {
+                        let v: Vec<f64> = per.iter().filter(|p| p.0 == s).map(|p| p.1).collect();
+                        (s, mean(&v))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// [`mean_ratios`] as a markdown table.
+fn ratios_md(ratios: &[MeanRatio]) -> String {
+    let mut md = String::from("| engine | over | rows | mean speed-up | by batch size |\n|---|---|---|---|---|\n");
+    for r in ratios {
+        let by: Vec<String> = r.by_size.iter().map(|(s, x)| format!("{s}: {x:.2}x")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2}x | {} |",
+            r.engine,
+            r.baseline,
+            r.rows,
+            r.mean,
+            by.join(", ")
+        );
+    }
+    md
+}
+
 fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[String]) {
     let _ = std::fs::create_dir_all(out);
     let mut csv = String::from(Row::csv_header());
@@ -740,8 +828,17 @@ fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[
     }
     let _ = std::fs::write(out.join("bench.csv"), csv);
     let (md, sum) = summary(rows, engines);
-    let _ = std::fs::write(out.join("bench.md"), &md);
-    let doc = json!({"setup": setup, "rows": rows.iter().map(Row::json).collect::<Vec<_>>(), "summary": sum});
+    let ratios = mean_ratios(rows, engines);
+    let _ = std::fs::write(out.join("bench.md"), format!("{md}\n{}", ratios_md(&ratios)));
+    let ratios: Vec<Value> = ratios
+        .iter()
+        .map(|r| {
+            json!({"engine": r.engine, "baseline": r.baseline, "rows": r.rows, "mean_speedup": r.mean,
+                   "by_size": r.by_size.iter().map(|(s, x)| json!({"size": s, "mean_speedup": x})).collect::<Vec<_>>()})
+        })
+        .collect();
+    let doc = json!({"setup": setup, "rows": rows.iter().map(Row::json).collect::<Vec<_>>(), "summary": sum,
+                     "mean_ratios": ratios});
     let _ = std::fs::write(
         out.join("bench.json"),
         serde_json::to_string_pretty(&doc).unwrap_or_default(),
@@ -940,6 +1037,8 @@ impl Run<'_> {
         let (md, _) = summary(&self.rows, &self.engines);
         println!("\nmedian per-batch times (ms) and GCSM figures; host bytes = counted zero-copy bytes\n");
         println!("{md}");
+        println!("speed-ups over the baselines: means over rows of per-row median ratios\n");
+        println!("{}", ratios_md(&mean_ratios(&self.rows, &self.engines)));
         let bad = self.rows.iter().filter(|r| !r.ok && r.error.is_empty()).count();
         if bad > 0 {
             return Err(format!("{bad} GPU rows disagree with the CPU engine"));
@@ -1876,7 +1975,66 @@ fn cpu_count(
 
 #[cfg(test)]
 mod tests {
-    use super::suffix_num;
+    use super::{mean_ratios, suffix_num, MeanRatio, Row};
+
+    fn row(size: usize, query: &str, engine: &str, seconds: f64) -> Row {
+        Row {
+            seconds,
+            ok: true,
+            ..Row::failed(size, 0, query, engine, String::new())
+        }
+    }
+
+    /// Means of per-row median ratios, against a hand count: medians of
+    /// three batches, a row without the baseline and a failed row left out.
+    #[test]
+    fn mean_ratios_average_per_row_medians() {
+        let mut rows = Vec::new();
+        for (size, q, zp, g) in [
+            (64, "house", [4.0, 2.0, 9.0], [1.0, 1.0, 2.0]),
+            (1024, "house", [6.0, 6.0, 6.0], [3.0, 2.0, 1.0]),
+        ] {
+            for i in 0..3 {
+                rows.push(row(size, q, "zp", zp[i]));
+                rows.push(row(size, q, "gcsm", g[i]));
+            }
+        }
+        // no zp here: left out; a failed row does not count
+        rows.push(row(64, "5-cycle", "gcsm", 1.0));
+        rows.push(Row::failed(1024, 1, "house", "gcsm", "timeout".into()));
+        let engines = vec!["zp".to_string(), "gcsm".to_string()];
+        let got = mean_ratios(&rows, &engines);
+        // 64: median 4 / median 1 = 4; 1024: 6 / 2 = 3
+        assert_eq!(
+            got,
+            vec![MeanRatio {
+                engine: "gcsm".into(),
+                baseline: "zp".into(),
+                rows: 2,
+                mean: 3.5,
+                by_size: vec![(64, 4.0), (1024, 3.0)],
+            }]
+        );
+        // with the replica beside them: every engine over it, zp included
+        for size in [64, 1024] {
+            rows.push(row(size, "house", "cpu16", 8.0));
+        }
+        let engines = vec!["cpu16".to_string(), "zp".to_string(), "gcsm".to_string()];
+        let got: Vec<(String, String, f64)> = mean_ratios(&rows, &engines)
+            .into_iter()
+            .map(|r| (r.engine, r.baseline, r.mean))
+            .collect();
+        let want = [
+            ("gcsm", "zp", 3.5),
+            ("zp", "cpu16", (2.0 + 8.0 / 6.0) / 2.0),
+            ("gcsm", "cpu16", 6.0),
+        ];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for ((e, b, x), (we, wb, wx)) in got.iter().zip(want) {
+            assert_eq!((e.as_str(), b.as_str()), (we, wb));
+            assert!((x - wx).abs() < 1e-12, "{e} over {b}: {x} against {wx}");
+        }
+    }
 
     #[test]
     fn engine_suffix_numbers() {
