@@ -228,10 +228,9 @@ impl Hubs {
     /// hub's whole list on its next read (a tenth of a labelled run).
     pub fn update<G: GraphView + ?Sized>(&mut self, g: &G, touched: &[VertexId], delta: Option<&BatchDelta>) {
         let labels = g.labels();
+        let built = |v: VertexId| self.slot_of(v).is_some_and(|i| self.slots[i].committed.get().is_some());
         // None: drop every touched hub's groups
-        let patches = delta
-            .filter(|d| d.added_vertices.is_empty() && d.removed_vertices.is_empty())
-            .map(|d| self.patches(d));
+        let patches = delta.and_then(|d| edge_changes_at(d, built));
         for &v in touched {
             let live = (v as usize) < labels.len() && labels[v as usize] != ABSENT;
             let d = if live { g.nbrs(v, Version::New).len() } else { 0 };
@@ -245,7 +244,7 @@ impl Hubs {
                         changes
                             .into_iter()
                             .flatten()
-                            .all(|&(_, x, el, ins)| group.patch(x, labels[x as usize], el, ins))
+                            .all(|(_, c)| group.patch(c.x, labels[c.x as usize], c.el, c.inserted))
                     });
                 if patched {
                     // the budget follows the patched group's size
@@ -253,7 +252,7 @@ impl Hubs {
                         changes
                             .into_iter()
                             .flatten()
-                            .fold((0, 0), |(a, r), c| if c.3 { (a + 1, r) } else { (a, r + 1) });
+                            .fold((0, 0), |(a, r), c| if c.1.inserted { (a + 1, r) } else { (a, r + 1) });
                     let used = self.grouped.get_mut();
                     *used = (*used + added).saturating_sub(removed);
                 } else {
@@ -283,25 +282,6 @@ impl Hubs {
                 self.slots[i].committed = OnceLock::from(Box::new(group));
             }
         }
-    }
-
-    /// `(hub, neighbour, edge label, inserted)` for every edge change at a
-    /// hub whose committed groups are built, by hub (stable: a hub's changes
-    /// keep their order).
-    fn patches(&self, delta: &BatchDelta) -> Vec<(VertexId, VertexId, Label, bool)> {
-        let built = |v: VertexId| self.slot_of(v).is_some_and(|i| self.slots[i].committed.get().is_some());
-        let mut out = Vec::new();
-        for (edges, ins) in [(&delta.inserted, true), (&delta.deleted, false)] {
-            for e in edges {
-                for (v, x) in [(e.u, e.v), (e.v, e.u)] {
-                    if built(v) {
-                        out.push((v, x, e.label, ins));
-                    }
-                }
-            }
-        }
-        out.sort_by_key(|p| p.0);
-        out
     }
 
     /// Adds `v` (degree `d`) as a hub, or updates its degree.
@@ -773,6 +753,36 @@ pub(crate) struct HubChange {
     inserted: bool,
 }
 
+/// Every edge change of `delta` at a vertex that `at` accepts, with that
+/// vertex, by vertex (stable: a vertex's changes keep their order,
+/// insertions first); `None` for a batch that adds or removes vertices,
+/// whose hubs' groups are dropped or regrouped instead of patched
+/// ([`Hubs::update`]) or derived ([`HubLabelGroups::with_delta`]).
+fn edge_changes_at(delta: &BatchDelta, at: impl Fn(VertexId) -> bool) -> Option<Vec<(VertexId, HubChange)>> {
+    if !(delta.added_vertices.is_empty() && delta.removed_vertices.is_empty()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (edges, inserted) in [(&delta.inserted, true), (&delta.deleted, false)] {
+        for e in edges {
+            for (v, x) in [(e.u, e.v), (e.v, e.u)] {
+                if at(v) {
+                    out.push((
+                        v,
+                        HubChange {
+                            x,
+                            el: e.label,
+                            inserted,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|c| c.0);
+    Some(out)
+}
+
 /// A hub the batch touches: the groups of its lists in versions Common and
 /// New, built after `group_after` reads, and where its changes lie in
 /// [`HubLabelGroups::changes`] (`None`: not known, the lists are grouped
@@ -849,30 +859,12 @@ impl<'a, G: GraphView + ?Sized> HubLabelGroups<'a, G> {
     /// derived from those and the hub's changes, not regrouped. Batches that
     /// add or remove vertices are not taken (their lists are regrouped).
     pub fn with_delta(mut self, delta: Option<&BatchDelta>) -> Self {
-        let Some(delta) = delta.filter(|d| d.added_vertices.is_empty() && d.removed_vertices.is_empty()) else {
-            return self;
-        };
         if self.groups.is_empty() {
             return self;
         }
-        let mut by_hub: Vec<(VertexId, HubChange)> = Vec::new();
-        for (edges, inserted) in [(&delta.inserted, true), (&delta.deleted, false)] {
-            for e in edges {
-                for (v, x) in [(e.u, e.v), (e.v, e.u)] {
-                    if self.groups.contains_key(&v) {
-                        by_hub.push((
-                            v,
-                            HubChange {
-                                x,
-                                el: e.label,
-                                inserted,
-                            },
-                        ));
-                    }
-                }
-            }
-        }
-        by_hub.sort_by_key(|c| c.0);
+        let Some(by_hub) = delta.and_then(|d| edge_changes_at(d, |v| self.groups.contains_key(&v))) else {
+            return self;
+        };
         let mut at = 0;
         while at < by_hub.len() {
             let v = by_hub[at].0;
