@@ -619,6 +619,17 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The median of `f` over the successful batches of `engine` in row `key`
+/// (batch size, query); NaN when there are none.
+fn row_median(rows: &[Row], key: (usize, &str), engine: &str, f: &dyn Fn(&Row) -> f64) -> f64 {
+    median(
+        rows.iter()
+            .filter(|r| (r.size, r.query.as_str()) == key && r.engine == engine && r.error.is_empty())
+            .map(f)
+            .collect(),
+    )
+}
+
 fn fmt_ms(s: f64) -> String {
     if s.is_nan() {
         "-".into()
@@ -656,12 +667,7 @@ fn summary(rows: &[Row], engines: &[String]) -> (String, Value) {
         if !seen.insert((size, q.clone())) {
             continue;
         }
-        let sel = |e: &str| -> Vec<&Row> {
-            rows.iter()
-                .filter(|r| r.size == size && r.query == q && r.engine == e && r.error.is_empty())
-                .collect()
-        };
-        let med = |e: &str, f: &dyn Fn(&Row) -> f64| median(sel(e).iter().map(|r| f(r)).collect());
+        let med = |e: &str, f: &dyn Fn(&Row) -> f64| row_median(rows, (size, &q), e, f);
         let t: Vec<f64> = engines.iter().map(|e| med(e, &|r| r.seconds)).collect();
         let ok = rows
             .iter()
@@ -756,14 +762,7 @@ fn mean_ratios(rows: &[Row], engines: &[String]) -> Vec<MeanRatio> {
     let mut keys: Vec<(usize, &str)> = rows.iter().map(|r| (r.size, r.query.as_str())).collect();
     keys.sort_unstable();
     keys.dedup();
-    let med = |e: &str, k: (usize, &str)| {
-        median(
-            rows.iter()
-                .filter(|r| (r.size, r.query.as_str()) == k && r.engine == e && r.error.is_empty())
-                .map(|r| r.seconds)
-                .collect(),
-        )
-    };
+    let med = |e: &str, k: (usize, &str)| row_median(rows, k, e, &|r| r.seconds);
     let mut out = Vec::new();
     for base in BASELINES.iter().filter(|b| engines.iter().any(|e| e == *b)) {
         // other engines, and the baselines listed before this one (zp over
