@@ -17,6 +17,11 @@
 //! Lenient mode skips (and counts) every bad line; since skipping changes the
 //! counts, it does not check header counts or degrees, and a missing header is
 //! only noted in [`ReadReport::first_errors`].
+//!
+//! The header may also be gSpan's transaction line `t # <graph id>`, which
+//! graph-mining data sets and CSM-study query files put before their `v`
+//! and `e` lines: it declares no counts, so none are checked. A file holds
+//! one graph; a second `t # …` line is an error naming it.
 
 use super::lex::{
     data_lines, malformed, pair_key, parse_count, parse_id, parse_label, Fields, PairSet, Sink, MAX_REPORTED_ERRORS,
@@ -229,18 +234,22 @@ fn edge_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind
     b.add_edge(line, u, v, label)
 }
 
-/// `t <vertices> <edges>`
-fn header_record(f: &Fields) -> Result<(u64, u64), ErrorKind> {
+/// `t <vertices> <edges>`, or gSpan's `t # <graph id>` (no counts: `None`).
+fn header_record(f: &Fields) -> Result<Option<(u64, u64)>, ErrorKind> {
+    if f.n == 3 && f.get(1) == "#" {
+        parse_count(f.get(2), "graph id")?;
+        return Ok(None);
+    }
     if f.n != 3 {
         return Err(malformed(format!(
-            "header needs `t <vertices> <edges>`, found {} fields",
+            "header needs `t <vertices> <edges>` or `t # <graph id>`, found {} fields",
             f.n
         )));
     }
-    Ok((
+    Ok(Some((
         parse_count(f.get(1), "vertex count")?,
         parse_count(f.get(2), "edge count")?,
-    ))
+    )))
 }
 
 /// Reads a `v`/`e` graph file in the given dialect.
@@ -259,7 +268,7 @@ pub(crate) fn read_ve(
             Some(&(line, text)) if text.split_ascii_whitespace().next() == Some("t") => {
                 lines.next();
                 match header_record(&Fields::split(text)) {
-                    Ok((n, m)) => header = Some((line, n, m)),
+                    Ok(counts) => header = counts.map(|(n, m)| (line, n, m)),
                     Err(k) => sink.skip(line, k)?,
                 }
             }
@@ -281,6 +290,10 @@ pub(crate) fn read_ve(
         let r = match (f.get(0), dialect) {
             ("v", _) => vertex_record(&mut b, line, &f),
             ("e", _) => edge_record(&mut b, line, &f),
+            ("t", Dialect::Graph) if f.n == 3 && f.get(1) == "#" => Err(malformed(format!(
+                "a second graph (`t # {}`): a file holds one graph",
+                f.get(2)
+            ))),
             ("t", Dialect::Graph) => Err(malformed("the `t` header must be the first data line and appear once")),
             ("t", Dialect::Csm) => Err(malformed(
                 "unexpected `t` header in a CSM graph file (use the graph format)",
@@ -446,6 +459,28 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("declares degree 2 but has 1")));
         let e = err("t 1 0\nv 0 0\nt 1 0\n");
         assert_eq!(e.line, 3);
+    }
+
+    /// gSpan's `t # <id>` header (CSM-study query files, graph-mining data
+    /// sets) declares no counts; a second one is a second graph, an error.
+    #[test]
+    fn gspan_transaction_header() {
+        let c = "t # 0\nv 0 1\nv 1 1\nv 2 2\ne 0 1 0\ne 1 2 3\n";
+        let (g, _) = read_graph_format(c, "q", &strict()).unwrap();
+        assert_eq!(g.labels, vec![1, 1, 2]);
+        assert_eq!(g.edges, vec![Edge::new(0, 1, 0), Edge::new(1, 2, 3)]);
+        assert_eq!(super::super::detect_format(c), Ok(super::super::Format::Graph));
+        let e = err("t # 0\nv 0 1\nv 1 1\ne 0 1\nt # 1\nv 0 1\n");
+        assert_eq!(e.line, 5);
+        assert!(
+            matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("second graph")),
+            "{e}"
+        );
+        let e = err("t # x\nv 0 1\n");
+        assert!(
+            matches!(e.kind, ErrorKind::Malformed(ref m) if m.contains("graph id")),
+            "{e}"
+        );
     }
 
     /// Repeated pairs are found after the pass, yet reported as if at their
