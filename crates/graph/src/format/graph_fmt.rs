@@ -234,9 +234,14 @@ fn edge_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind
     b.add_edge(line, u, v, label)
 }
 
+/// Whether `f` is gSpan's transaction line `t # <graph id>`.
+fn is_gspan_header(f: &Fields) -> bool {
+    f.n == 3 && f.get(0) == "t" && f.get(1) == "#"
+}
+
 /// `t <vertices> <edges>`, or gSpan's `t # <graph id>` (no counts: `None`).
 fn header_record(f: &Fields) -> Result<Option<(u64, u64)>, ErrorKind> {
-    if f.n == 3 && f.get(1) == "#" {
+    if is_gspan_header(f) {
         parse_count(f.get(2), "graph id")?;
         return Ok(None);
     }
@@ -290,7 +295,7 @@ pub(crate) fn read_ve(
         let r = match (f.get(0), dialect) {
             ("v", _) => vertex_record(&mut b, line, &f),
             ("e", _) => edge_record(&mut b, line, &f),
-            ("t", Dialect::Graph) if f.n == 3 && f.get(1) == "#" => Err(malformed(format!(
+            ("t", Dialect::Graph) if is_gspan_header(&f) => Err(malformed(format!(
                 "a second graph (`t # {}`): a file holds one graph",
                 f.get(2)
             ))),
