@@ -406,7 +406,7 @@ fn vertices_of_a_new_label_do_not_match_plans_of_one_label() {
             Update::AddEdge(e(5, 3)),
         ],
         vec![
-            Update::RemoveVertex { id: 1 },
+            Update::RemoveVertex { id: 1, label: None },
             Update::AddEdge(e(4, 5)),
             Update::RemoveEdge(e(3, 5)),
             Update::AddVertex { id: 6, label: 1 },

@@ -22,7 +22,9 @@ use rand_chacha::ChaCha8Rng;
 
 /// A batch of valid updates with invalid ones of every kind mixed in:
 /// duplicate insertions (with another edge label too), deletions of absent
-/// edges, self-loops, unknown endpoints; vertex removals only when asked.
+/// edges or naming another label, self-loops, unknown endpoints; vertex
+/// removals (valid ones, and invalid ones naming another label) only when
+/// asked.
 fn noisy_batch(
     r: &mut ChaCha8Rng,
     m: &mut Model,
@@ -43,12 +45,19 @@ fn noisy_batch(
             let a = r.random_range(0..n.max(1));
             let b = r.random_range(0..n.max(1));
             let l = el.map_or(0, |k| r.random_range(0..k));
-            let bad = match r.random_range(0..4) {
+            let bad = match r.random_range(0..4 + u32::from(removals)) {
                 0 => Update::AddEdge(Edge::new(a, a, l)),
                 1 => Update::AddEdge(Edge::new(a, n + 5, l)),
                 // present or absent: a duplicate or a new edge
                 2 => Update::AddEdge(Edge::new(a, b, l)),
-                _ => Update::RemoveEdge(Edge::new(a, b, l)),
+                // absent, or present under this label or (with edge labels)
+                // another: valid or rejected
+                3 => Update::RemoveEdge(Edge::new(a, b, l)),
+                // a removal naming another label than the vertex's
+                _ => Update::RemoveVertex {
+                    id: a,
+                    label: Some(m.labels.get(&a).map_or(0, |&x| x + 1)),
+                },
             };
             out.push(bad);
         }
@@ -237,7 +246,7 @@ fn a_removed_vertex_leaves_both_stores_and_may_come_back() {
     let e = |a, b| Edge::new(a, b, 0);
     let batches = [
         located([
-            Update::RemoveVertex { id: 0 },
+            Update::RemoveVertex { id: 0, label: None },
             Update::AddEdge(e(0, 2)), // unknown vertex
             Update::AddVertex { id: 0, label: 0 },
             Update::AddEdge(e(0, 2)), // dropped triple, new
@@ -246,12 +255,12 @@ fn a_removed_vertex_leaves_both_stores_and_may_come_back() {
             Update::AddEdge(e(0, 2)), // duplicate in the map
         ]),
         located([Update::RemoveEdge(e(2, 0)), Update::AddEdge(e(0, 4))]), // the second a duplicate
-        located([Update::RemoveVertex { id: 0 }, Update::RemoveEdge(e(0, 4))]), // gone with the vertex
+        located([Update::RemoveVertex { id: 0, label: None }, Update::RemoveEdge(e(0, 4))]), // gone with the vertex
         located([
             Update::AddVertex { id: 0, label: 1 }, // back with another label
             Update::AddEdge(e(0, 2)),              // now kept (1-0)
             Update::AddEdge(e(0, 3)),              // now dropped (1-1)
-            Update::RemoveVertex { id: 3 },
+            Update::RemoveVertex { id: 3, label: None },
             Update::AddEdge(e(0, 3)), // unknown vertex
         ]),
         located([Update::AddVertex { id: 3, label: 1 }, Update::AddEdge(e(3, 0))]),
@@ -260,11 +269,11 @@ fn a_removed_vertex_leaves_both_stores_and_may_come_back() {
         located([
             Update::AddEdge(e(2, 4)),    // dropped (0-2), new
             Update::RemoveEdge(e(0, 2)), // kept, present
-            Update::RemoveVertex { id: 2 },
+            Update::RemoveVertex { id: 2, label: None },
             Update::AddVertex { id: 2, label: 0 },
             Update::AddEdge(e(4, 2)), // new again
             Update::AddEdge(e(2, 0)), // new again
-            Update::RemoveVertex { id: 4 },
+            Update::RemoveVertex { id: 4, label: None },
             Update::AddVertex { id: 4, label: 1 }, // another label: rejected
             Update::AddEdge(e(4, 1)),              // unknown vertex
             Update::AddEdge(e(2, 4)),              // unknown vertex

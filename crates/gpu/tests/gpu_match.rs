@@ -227,7 +227,7 @@ fn edges_kept_apart_match_the_whole_graph() {
     let g = er_graph(150, 1200, 3, None, 43);
     let (g0, mut batches) = growth_stream(&g, 48, 3, 44);
     let line = |i: usize, update| LocatedUpdate { line: i + 1, update };
-    batches.push(vec![line(0, Update::RemoveVertex { id: 3 })]);
+    batches.push(vec![line(0, Update::RemoveVertex { id: 3, label: None })]);
     for q in [query("triangle", &[0, 1]), query("diamond", &[1, 2])] {
         let mut cpu = CpuEngine::new(1, order()).unwrap().without_edge_filter();
         cpu.init(&g0, &q).unwrap();

@@ -11,12 +11,15 @@
 //! packed keys holds 9 bytes a slot and 1.14-2.28 slots an edge (growth by
 //! powers of two). Lookups binary-search one vertex's base range, then
 //! probe the hash set.
+//!
+//! A set may also hold each edge's label ([`EdgeSet::from_labelled`]): 4
+//! bytes more a base edge, and a hash map beside the inserted edges.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use foldhash::fast::FixedState;
 
-use crate::types::VertexId;
+use crate::types::{Label, VertexId, NO_EDGE_LABEL};
 
 /// An edge as a key: `(smaller endpoint, larger endpoint)`.
 pub type EdgeKey = (VertexId, VertexId);
@@ -42,10 +45,21 @@ pub struct EdgeSet {
     n_gone: usize,
     /// Edges inserted since the base was built and not in it.
     added: HashSet<u64, FixedState>,
+    /// The edges' labels, in a set that holds them.
+    labels: Option<Labels>,
     /// [`MERGE_SLACK`], smaller in tests that want merges.
     slack: usize,
     /// Merges so far: a [`BaseSlot`] found before the last one is stale.
     generation: u64,
+}
+
+/// The edge labels of an [`EdgeSet`] that holds them.
+#[derive(Clone, Debug, Default)]
+struct Labels {
+    /// Per base entry (removed or not), its label.
+    base: Vec<Label>,
+    /// Per key of [`EdgeSet::added`], its label.
+    added: HashMap<u64, Label, FixedState>,
 }
 
 /// Where a lookup ([`EdgeSet::find`]) found a key: its index in the base
@@ -87,17 +101,36 @@ fn unpack(k: u64) -> EdgeKey {
 }
 
 impl EdgeSet {
-    /// The set of `keys` (each `u < v`); `Err` with a key given twice, or
+    /// The set of `keys` (each `u < v`), without labels ([`EdgeSet::find`]
+    /// gives [`NO_EDGE_LABEL`] for each); `Err` with a key given twice, or
     /// with the first key when the base would pass `u32::MAX - 2` edges.
-    pub fn from_keys(mut keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
-        if keys.len() > MAX_BASE {
-            return Err(keys[0]);
+    pub fn from_keys(keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
+        let edges = keys.into_iter().map(|k| (k, NO_EDGE_LABEL)).collect();
+        Self::build(edges, false)
+    }
+
+    /// The set of `edges` (each key `u < v`) and their labels, which
+    /// [`EdgeSet::find`] gives back; `Err` as for [`EdgeSet::from_keys`].
+    pub fn from_labelled(edges: Vec<(EdgeKey, Label)>) -> Result<EdgeSet, EdgeKey> {
+        Self::build(edges, true)
+    }
+
+    fn build(mut edges: Vec<(EdgeKey, Label)>, labelled: bool) -> Result<EdgeSet, EdgeKey> {
+        if edges.len() > MAX_BASE {
+            return Err(edges[0].0);
         }
-        keys.sort_unstable();
-        if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-            return Err(w[0]);
+        edges.sort_unstable_by_key(|e| e.0);
+        if let Some(w) = edges.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(w[0].0);
         }
-        Ok(Self::from_sorted(keys.iter().copied(), keys.len(), MERGE_SLACK))
+        let mut set = Self::from_sorted(edges.iter().map(|e| e.0), edges.len(), MERGE_SLACK);
+        if labelled {
+            set.labels = Some(Labels {
+                base: edges.iter().map(|e| e.1).collect(),
+                added: HashMap::default(),
+            });
+        }
+        Ok(set)
     }
 
     /// The base of `len` keys given in increasing order, distinct.
@@ -118,6 +151,7 @@ impl EdgeSet {
             high,
             n_gone: 0,
             added: HashSet::default(),
+            labels: None,
             slack,
             generation: 0,
         }
@@ -150,19 +184,30 @@ impl EdgeSet {
     /// Whether `key` (`u < v`) is in the set.
     #[inline]
     pub fn contains(&self, key: EdgeKey) -> bool {
-        self.find(key).0
+        self.find(key).0.is_some()
     }
 
-    /// Whether `key` (`u < v`) is in the set, and where it was looked up
-    /// (valid in this [`EdgeSet::generation`]).
+    /// Whether the set holds its edges' labels ([`EdgeSet::from_labelled`]).
+    pub fn is_labelled(&self) -> bool {
+        self.labels.is_some()
+    }
+
+    /// The label of `key` (`u < v`) when it is in the set
+    /// ([`NO_EDGE_LABEL`] in a set without labels), and where it was looked
+    /// up (valid in this [`EdgeSet::generation`]).
     #[inline]
-    pub fn find(&self, key: EdgeKey) -> (bool, BaseSlot) {
+    pub fn find(&self, key: EdgeKey) -> (Option<Label>, BaseSlot) {
         let i = self.base_index(key);
         let present = match i {
             Some(i) => !self.is_gone(i),
             None => self.added.contains(&pack(key)),
         };
-        (present, BaseSlot::of(i))
+        let label = present.then(|| match (&self.labels, i) {
+            (None, _) => NO_EDGE_LABEL,
+            (Some(l), Some(i)) => l.base[i],
+            (Some(l), None) => l.added[&pack(key)],
+        });
+        (label, BaseSlot::of(i))
     }
 
     /// Merges of the base so far ([`BaseSlot`]).
@@ -170,30 +215,32 @@ impl EdgeSet {
         self.generation
     }
 
-    /// Adds `key` (`u < v`); whether it was new.
-    pub fn insert(&mut self, key: EdgeKey) -> bool {
-        let new = self.change_at(key, self.base_index(key), true);
+    /// Adds `key` (`u < v`) with `label` (kept in a set that holds
+    /// labels); whether it was new (a present key keeps its label).
+    pub fn insert(&mut self, key: EdgeKey, label: Label) -> bool {
+        let new = self.change_at(key, self.base_index(key), Some(label));
         self.merge_if_due();
         new
     }
 
     /// Removes `key` (`u < v`); whether it was there.
     pub fn remove(&mut self, key: EdgeKey) -> bool {
-        let was = self.change_at(key, self.base_index(key), false);
+        let was = self.change_at(key, self.base_index(key), None);
         self.merge_if_due();
         was
     }
 
-    /// Inserts (`true`) or removes each key of `changes`, in order (a key
-    /// may repeat), calling `on_change` for each change that changed the
-    /// set (an insertion of a new key, a removal of a present one). Each
+    /// Inserts (`Some` label) or removes (`None`) each key of `changes`, in
+    /// order (a key may repeat), calling `on_change` for each change that
+    /// changed the set (an insertion of a new key, a removal of a present
+    /// one; `true` for an insertion). Each
     /// change comes with where a lookup found its key in `generation`: when
     /// that is still this set's generation, known slots skip the lookup
     /// (a binary search). They stay valid through the changes because a
     /// due merge waits for the last one.
     pub fn apply_changes(
         &mut self,
-        changes: impl IntoIterator<Item = (EdgeKey, bool, BaseSlot)>,
+        changes: impl IntoIterator<Item = (EdgeKey, Option<Label>, BaseSlot)>,
         generation: u64,
         mut on_change: impl FnMut(EdgeKey, bool),
     ) {
@@ -207,29 +254,44 @@ impl EdgeSet {
             };
             debug_assert_eq!(i, self.base_index(key), "a stale slot for {key:?}");
             if self.change_at(key, i, insert) {
-                on_change(key, insert);
+                on_change(key, insert.is_some());
             }
         }
         self.merge_if_due();
     }
 
-    /// Inserts or removes `key`, whose base index is `i`; whether the set
-    /// changed. No merge.
+    /// Inserts `key` with a label (`Some`) or removes it (`None`), whose
+    /// base index is `i`; whether the set changed. No merge.
     #[inline]
-    fn change_at(&mut self, key: EdgeKey, i: Option<usize>, insert: bool) -> bool {
-        match i {
-            Some(i) if self.is_gone(i) == insert => {
+    fn change_at(&mut self, key: EdgeKey, i: Option<usize>, insert: Option<Label>) -> bool {
+        match (i, insert) {
+            (Some(i), _) if self.is_gone(i) == insert.is_some() => {
                 self.flip_gone(i);
-                if insert {
+                if let Some(label) = insert {
                     self.n_gone -= 1;
+                    if let Some(l) = &mut self.labels {
+                        l.base[i] = label;
+                    }
                 } else {
                     self.n_gone += 1;
                 }
                 true
             }
-            Some(_) => false,
-            None if insert => self.added.insert(pack(key)),
-            None => self.added.remove(&pack(key)),
+            (Some(_), _) => false,
+            (None, Some(label)) => {
+                let new = self.added.insert(pack(key));
+                if let (true, Some(l)) = (new, &mut self.labels) {
+                    l.added.insert(pack(key), label);
+                }
+                new
+            }
+            (None, None) => {
+                let was = self.added.remove(&pack(key));
+                if let (true, Some(l)) = (was, &mut self.labels) {
+                    l.added.remove(&pack(key));
+                }
+                was
+            }
         }
     }
 
@@ -290,15 +352,21 @@ impl EdgeSet {
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        // a hash set slot: the key and a control byte
-        self.offsets.capacity() * 4 + self.high.capacity() * 4 + self.added.capacity() * 9
+        // a hash set slot: the key and a control byte; a label map's: the
+        // key, the label, padding and a control byte
+        let labels = self
+            .labels
+            .as_ref()
+            .map_or(0, |l| l.base.capacity() * 4 + l.added.capacity() * 17);
+        self.offsets.capacity() * 4 + self.high.capacity() * 4 + self.added.capacity() * 9 + labels
     }
 
     /// Merges the changes into a new base once the inserted edges pass an
     /// eighth of the base or the removed ones a quarter (amortised O(1) an
     /// update: the merge is linear in the set plus a sort of the inserted
     /// edges). Memory stays under 9 bytes a present edge in the worst case
-    /// (a base a quarter removed and a full hash set), 4-5.5 typically.
+    /// (a base a quarter removed and a full hash set), 4-5.5 typically
+    /// (labels add 5-7 and 4.5-8.5 more).
     fn merge_if_due(&mut self) {
         let base = self.high.len();
         if self.added.len() <= self.slack + base / 8 && self.n_gone <= self.slack + base / 4 {
@@ -313,6 +381,8 @@ impl EdgeSet {
         let n_low = (self.offsets.len().saturating_sub(1)).max(added.last().map_or(0, |k| k.0 as usize + 1));
         let mut offsets = Vec::with_capacity(n_low + 1);
         let mut high = Vec::with_capacity(len);
+        // the new base's labels: each kept base entry's, each inserted key's
+        let mut labels = self.labels.take().map(|l| (l, Vec::with_capacity(len)));
         let mut rest = &added[..];
         for u in 0..n_low {
             offsets.push(high.len() as u32);
@@ -324,30 +394,43 @@ impl EdgeSet {
             let (new, after) = rest.split_at(n_new);
             rest = after;
             let mut new = new.iter().map(|k| k.1).peekable();
+            // `Ok(i)`: base entry `i`; `Err(w)`: the inserted key `(u, w)`
+            let mut push = |high: &mut Vec<VertexId>, from: Result<usize, VertexId>| {
+                high.push(from.map_or_else(|w| w, |i| self.high[i]));
+                if let Some((old, base)) = &mut labels {
+                    base.push(from.map_or_else(|w| old.added[&pack((u as VertexId, w))], |i| old.base[i]));
+                }
+            };
             for i in lo..hi {
-                if self.is_gone(i) {
+                if self.high[i] & GONE != 0 {
                     continue;
                 }
                 let v = self.high[i];
                 while let Some(w) = new.next_if(|&w| w < v) {
-                    high.push(w);
+                    push(&mut high, Err(w));
                 }
-                high.push(v);
+                push(&mut high, Ok(i));
             }
-            high.extend(new);
+            for w in new {
+                push(&mut high, Err(w));
+            }
         }
         offsets.push(high.len() as u32);
         debug_assert_eq!(high.len(), len);
         self.n_gone = 0;
         self.offsets = offsets;
         self.high = high;
+        self.labels = labels.map(|(_, base)| Labels {
+            base,
+            added: HashMap::default(),
+        });
         self.generation += 1;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
 
     use proptest::prelude::*;
 
@@ -372,7 +455,7 @@ mod tests {
                 assert!(s.remove(k));
                 oracle.remove(&k);
             } else {
-                assert!(s.insert(k));
+                assert!(s.insert(k, NO_EDGE_LABEL));
                 oracle.insert(k);
             }
             assert!(s.memory_bytes() <= 7 * s.len() + 4 * 40_000 + 64 * MERGE_SLACK);
@@ -383,81 +466,124 @@ mod tests {
         assert!(all.iter().eq(oracle.iter()));
     }
 
+    /// A set of `base` (keys made `u < v`, self-loops dropped, a key's
+    /// first label kept), with or without labels, and its oracle: a map to
+    /// each key's label (0 without labels).
+    fn labelled_set(base: Vec<(u32, u32, Label)>, labelled: bool, slack: usize) -> (EdgeSet, BTreeMap<EdgeKey, Label>) {
+        let mut oracle = BTreeMap::new();
+        for (a, b, l) in base.into_iter().filter(|(a, b, _)| a != b) {
+            oracle
+                .entry((a.min(b), a.max(b)))
+                .or_insert(if labelled { l } else { NO_EDGE_LABEL });
+        }
+        let edges: Vec<(EdgeKey, Label)> = oracle.iter().map(|(&k, &l)| (k, l)).collect();
+        let mut s = if labelled {
+            EdgeSet::from_labelled(edges).unwrap()
+        } else {
+            EdgeSet::from_keys(edges.into_iter().map(|e| e.0).collect()).unwrap()
+        };
+        s.slack = slack;
+        (s, oracle)
+    }
+
+    #[test]
+    fn a_labelled_set_gives_back_each_label() {
+        let mut s = EdgeSet::from_labelled(vec![((1, 2), 7), ((0, 3), 4)]).unwrap();
+        assert_eq!(s.find((1, 2)).0, Some(7));
+        assert!(s.insert((2, 5), 9) && !s.insert((2, 5), 1));
+        assert!(s.remove((0, 3)) && s.insert((0, 3), 6));
+        assert_eq!(
+            [s.find((2, 5)).0, s.find((0, 3)).0, s.find((0, 2)).0],
+            [Some(9), Some(6), None]
+        );
+        let u = EdgeSet::from_keys(vec![(1, 2)]).unwrap();
+        assert!(!u.is_labelled() && u.find((1, 2)).0 == Some(NO_EDGE_LABEL));
+        assert_eq!(
+            EdgeSet::from_labelled(vec![((1, 2), 7), ((1, 2), 3)]).unwrap_err(),
+            (1, 2)
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
-        /// Against a `BTreeSet`, with merges forced often (a small base).
+        /// Against a `BTreeMap` of each key's label, with merges forced
+        /// often (a small base), with and without labels.
         #[test]
         fn behaves_as_a_set(
-            base in proptest::collection::vec((0u32..40, 0u32..40), 0..60),
-            ops in proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40), 0..3000),
+            base in proptest::collection::vec((0u32..40, 0u32..40, 0u32..4), 0..60),
+            ops in proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40, 0u32..4), 0..3000),
             slack in 0usize..40,
             vs in proptest::collection::vec(0u32..45, 0..6),
+            labelled in any::<bool>(),
         ) {
-            let base: BTreeSet<EdgeKey> =
-                base.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
-            let mut s = EdgeSet::from_keys(base.iter().copied().collect()).unwrap();
-            s.slack = slack;
-            let mut oracle = base;
-            for (insert, a, b) in ops {
+            let (mut s, mut oracle) = labelled_set(base, labelled, slack);
+            for (insert, a, b, l) in ops {
                 if a == b { continue; }
                 let k = (a.min(b), a.max(b));
                 if insert {
-                    prop_assert_eq!(s.insert(k), oracle.insert(k));
+                    let l = if labelled { l } else { NO_EDGE_LABEL };
+                    let new = !oracle.contains_key(&k);
+                    if new {
+                        oracle.insert(k, l);
+                    }
+                    prop_assert_eq!(s.insert(k, l), new);
                 } else {
-                    prop_assert_eq!(s.remove(k), oracle.remove(&k));
+                    prop_assert_eq!(s.remove(k), oracle.remove(&k).is_some());
                 }
                 prop_assert_eq!(s.len(), oracle.len());
-                prop_assert!(s.contains(k) == oracle.contains(&k));
+                prop_assert_eq!(s.find(k).0, oracle.get(&k).copied());
             }
+            let keys: BTreeSet<EdgeKey> = oracle.keys().copied().collect();
             for a in 0..41 {
                 for b in a + 1..41 {
-                    prop_assert_eq!(s.contains((a, b)), oracle.contains(&(a, b)));
+                    prop_assert_eq!(s.find((a, b)).0, oracle.get(&(a, b)).copied());
                 }
                 let mut at = s.keys_at_any(&[a]);
                 at.sort_unstable();
-                let want: Vec<EdgeKey> = oracle.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
+                let want: Vec<EdgeKey> = keys.iter().copied().filter(|&(x, y)| x == a || y == a).collect();
                 prop_assert_eq!(at, want);
             }
             let want: Vec<EdgeKey> =
-                oracle.iter().copied().filter(|&(x, y)| vs.contains(&x) || vs.contains(&y)).collect();
+                keys.iter().copied().filter(|&(x, y)| vs.contains(&x) || vs.contains(&y)).collect();
             prop_assert_eq!(s.keys_at_any(&vs), want);
         }
 
-        /// Batches of changes (keys repeat), against a `BTreeSet`: the same
-        /// set and the same changes reported, with slots found before the
+        /// Batches of changes (keys repeat), against a `BTreeMap`: the same
+        /// set, labels and changes reported, with slots found before the
         /// batch for some keys, and stale slots after a merge.
         #[test]
         fn applies_batches_of_changes_as_a_set(
-            base in proptest::collection::vec((0u32..40, 0u32..40), 0..60),
+            base in proptest::collection::vec((0u32..40, 0u32..40, 0u32..4), 0..60),
             batches in proptest::collection::vec(
-                proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40, any::<bool>()), 0..600), 0..8),
+                proptest::collection::vec((any::<bool>(), 0u32..40, 0u32..40, 0u32..4, any::<bool>()), 0..600), 0..8),
             slack in 0usize..40,
             stale in any::<bool>(),
+            labelled in any::<bool>(),
         ) {
-            let base: BTreeSet<EdgeKey> =
-                base.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
-            let mut s = EdgeSet::from_keys(base.iter().copied().collect()).unwrap();
-            s.slack = slack;
-            let mut oracle = base;
+            let (mut s, mut oracle) = labelled_set(base, labelled, slack);
             for ops in batches {
                 let stale = stale && s.generation() > 0;
                 let generation = s.generation() - u64::from(stale);
-                let changes: Vec<(EdgeKey, bool, BaseSlot)> = ops
+                let changes: Vec<(EdgeKey, Option<Label>, BaseSlot)> = ops
                     .into_iter()
-                    .filter(|&(_, a, b, _)| a != b)
-                    .map(|(insert, a, b, look)| {
+                    .filter(|&(_, a, b, _, _)| a != b)
+                    .map(|(insert, a, b, l, look)| {
                         let k = (a.min(b), a.max(b));
                         let slot = if look { s.find(k).1 } else { BaseSlot::UNKNOWN };
                         // a stale generation's slots point anywhere
                         let slot = if stale && look { BaseSlot(0) } else { slot };
-                        (k, insert, slot)
+                        let l = if labelled { l } else { NO_EDGE_LABEL };
+                        (k, insert.then_some(l), slot)
                     })
                     .collect();
                 let mut want = Vec::new();
                 for &(k, insert, _) in &changes {
-                    let changed = if insert { oracle.insert(k) } else { oracle.remove(&k) };
+                    let changed = match insert {
+                        Some(l) => !oracle.contains_key(&k) && oracle.insert(k, l).is_none(),
+                        None => oracle.remove(&k).is_some(),
+                    };
                     if changed {
-                        want.push((k, insert));
+                        want.push((k, insert.is_some()));
                     }
                 }
                 let mut got = Vec::new();
@@ -466,7 +592,10 @@ mod tests {
                 prop_assert_eq!(s.len(), oracle.len());
                 let mut all: Vec<EdgeKey> = s.keys().collect();
                 all.sort_unstable();
-                prop_assert!(all.iter().eq(oracle.iter()));
+                prop_assert!(all.iter().eq(oracle.keys()));
+                for (&k, &l) in &oracle {
+                    prop_assert_eq!(s.find(k).0, Some(l));
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Typed errors for graph input: every error names its source (file), line
 //! and reason, as the semantics require.
 
-use crate::types::VertexId;
+use crate::types::{Label, VertexId};
 use std::fmt;
 
 /// Why an input line or update was rejected.
@@ -19,6 +19,15 @@ pub enum ErrorKind {
     DuplicateEdge(VertexId, VertexId),
     #[error("edge ({0}, {1}) does not exist")]
     MissingEdge(VertexId, VertexId),
+    #[error("vertex {id} has label {stored}, not {named} as the deletion names")]
+    VertexLabelMismatch { id: VertexId, stored: Label, named: Label },
+    #[error("edge ({u}, {v}) has label {stored}, not {named} as the deletion names")]
+    EdgeLabelMismatch {
+        u: VertexId,
+        v: VertexId,
+        stored: Label,
+        named: Label,
+    },
     #[error("self-loop on vertex {0}")]
     SelfLoop(VertexId),
     #[error("vertex {0} is removed and re-added in one batch; split the batch")]

@@ -55,10 +55,16 @@ pub enum Update {
         label: Label,
     },
     /// Removes the vertex and, implicitly, every edge still incident to it.
+    /// `label`: the label the deletion names (`-v id label`), which must be
+    /// the vertex's; `None` (`-v id`) names none and is not checked.
     RemoveVertex {
         id: VertexId,
+        label: Option<Label>,
     },
     AddEdge(Edge),
+    /// Removes an edge. In an edge-labelled graph its label must be the
+    /// stored edge's (an omitted label reads as [`NO_EDGE_LABEL`], as for
+    /// insertions); without edge labels it is not checked.
     RemoveEdge(Edge),
 }
 

@@ -378,8 +378,12 @@ mod tests {
             if a == b || !used.insert(key) {
                 continue;
             }
-            let insert = !present.contains_key(&key);
-            run.push((Edge::new(a, b, l as u32 % 3), insert));
+            // a deletion names the edge's label
+            let (label, insert) = match present.get(&key) {
+                Some(&l) => (l, false),
+                None => (l as u32 % 3, true),
+            };
+            run.push((Edge::new(a, b, label), insert));
         }
         (g, run)
     }

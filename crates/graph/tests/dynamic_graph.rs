@@ -71,9 +71,9 @@ proptest! {
                 if ins && !cur.contains_key(&key) {
                     cur.insert(key, l);
                     batch.push(lu(k + 1, Update::AddEdge(Edge::new(u, v, l))));
-                } else if !ins && cur.contains_key(&key) {
+                } else if let Some(&stored) = cur.get(&key).filter(|_| !ins) {
                     cur.remove(&key);
-                    batch.push(lu(k + 1, Update::RemoveEdge(Edge::new(u, v, 0))));
+                    batch.push(lu(k + 1, Update::RemoveEdge(Edge::new(u, v, stored))));
                 }
             }
             let delta = g.stage(&batch, "t", Strictness::Strict).unwrap().clone();
@@ -123,7 +123,15 @@ fn every_invalid_update_is_named_and_leaves_the_graph_unchanged() {
         (Update::AddEdge(Edge::new(2, 2, 0)), ErrorKind::SelfLoop(2)),
         (Update::AddEdge(Edge::new(0, 9, 0)), ErrorKind::UnknownVertex(9)),
         (Update::AddVertex { id: 1, label: 0 }, ErrorKind::DuplicateVertex(1)),
-        (Update::RemoveVertex { id: 7 }, ErrorKind::UnknownVertex(7)),
+        (Update::RemoveVertex { id: 7, label: None }, ErrorKind::UnknownVertex(7)),
+        (
+            Update::RemoveVertex { id: 1, label: Some(2) },
+            ErrorKind::VertexLabelMismatch {
+                id: 1,
+                stored: 1,
+                named: 2,
+            },
+        ),
         (
             Update::AddVertex {
                 id: u32::MAX - 1,
@@ -153,6 +161,50 @@ fn every_invalid_update_is_named_and_leaves_the_graph_unchanged() {
     }
 }
 
+/// A deletion names the stored label (the CSM study's `-e u v label` and
+/// `-v id label`): another one is an error with edge labels, in a batch and
+/// alone; without edge labels an edge's is not read; an omitted vertex
+/// label is not checked.
+#[test]
+fn a_deletion_naming_another_label_is_an_error() {
+    let mut e = BTreeMap::new();
+    e.insert((0, 1), 2);
+    e.insert((1, 2), 0);
+    let mismatch = ErrorKind::EdgeLabelMismatch {
+        u: 0,
+        v: 1,
+        stored: 2,
+        named: 1,
+    };
+    for batch in [
+        vec![lu(4, Update::RemoveEdge(Edge::new(1, 0, 1)))],
+        vec![
+            lu(3, Update::RemoveEdge(Edge::new(2, 1, 0))),
+            lu(4, Update::RemoveEdge(Edge::new(1, 0, 1))),
+        ],
+    ] {
+        let mut g = DynamicGraph::from_data(&data(4, &e, true)).unwrap();
+        let before = snapshot(&g);
+        let err = g.stage(&batch, "u", Strictness::Strict).unwrap_err();
+        assert_eq!((err.line, &err.kind), (4, &mismatch));
+        assert_eq!(snapshot(&g), before);
+        assert!(err.to_string().contains("has label 2, not 1"), "{err}");
+        let mut unlabelled = DynamicGraph::from_data(&data(4, &e, false)).unwrap();
+        unlabelled.apply(&batch, "u", Strictness::Strict).unwrap();
+        assert_eq!(unlabelled.num_edges(), 2 - batch.len());
+    }
+    let mut g = DynamicGraph::from_data(&data(4, &e, true)).unwrap();
+    let ok = [
+        lu(1, Update::RemoveEdge(Edge::new(1, 0, 2))),
+        lu(2, Update::AddEdge(Edge::new(1, 0, 5))),
+        lu(3, Update::RemoveEdge(Edge::new(0, 1, 5))),
+        lu(4, Update::RemoveVertex { id: 2, label: Some(2) }),
+        lu(5, Update::RemoveVertex { id: 3, label: None }),
+    ];
+    g.apply(&ok, "u", Strictness::Strict).unwrap();
+    assert_eq!(g.num_edges(), 0);
+}
+
 #[test]
 fn vertex_updates_and_abort() {
     let mut g = sample();
@@ -160,7 +212,7 @@ fn vertex_updates_and_abort() {
     let batch = [
         lu(1, Update::AddVertex { id: 6, label: 2 }),
         lu(2, Update::AddEdge(Edge::new(6, 0, 0))),
-        lu(3, Update::RemoveVertex { id: 1 }),
+        lu(3, Update::RemoveVertex { id: 1, label: None }),
     ];
     let d = g.stage(&batch, "s", Strictness::Strict).unwrap().clone();
     assert_eq!(d.added_vertices, vec![(6, 2)]);
@@ -315,8 +367,8 @@ fn random_batch(
         let key = (u.min(v), u.max(v));
         let l = if labelled { rng.random_range(0..3) } else { 0 };
         let line = batch.len() + 1;
-        if cur.remove(&key).is_some() {
-            batch.push(lu(line, Update::RemoveEdge(Edge::new(u, v, 0))));
+        if let Some(stored) = cur.remove(&key) {
+            batch.push(lu(line, Update::RemoveEdge(Edge::new(u, v, stored))));
         } else {
             cur.insert(key, l);
             batch.push(lu(line, Update::AddEdge(Edge::new(v, u, l))));
@@ -327,12 +379,15 @@ fn random_batch(
 
 /// An update that is invalid wherever it stands in `batch` on `old`: a
 /// self-loop, an unknown vertex, a duplicate insertion of an edge of `old`
-/// the batch leaves alone, or a deletion of an edge that is never there.
+/// the batch leaves alone, a deletion of an edge that is never there or,
+/// with edge labels, a deletion of an edge of `old` the batch leaves alone
+/// that names another label.
 fn invalid_update(
     rng: &mut impl rand::Rng,
     old: &BTreeMap<(u32, u32), u32>,
     batch: &[LocatedUpdate],
     n: u32,
+    labelled: bool,
 ) -> Update {
     let keys: BTreeSet<(u32, u32)> = batch
         .iter()
@@ -342,12 +397,16 @@ fn invalid_update(
         })
         .collect();
     let u = rng.random_range(0..n);
-    match rng.random_range(0..4) {
+    match rng.random_range(0..4 + u32::from(labelled)) {
         0 => Update::AddEdge(Edge::new(u, u, 0)),
         1 => Update::RemoveEdge(Edge::new(u, n + 7, 0)),
         2 => {
             let (&(a, b), _) = old.iter().find(|(k, _)| !keys.contains(k)).unwrap();
             Update::AddEdge(Edge::new(a, b, 0))
+        }
+        4 => {
+            let (&(a, b), &l) = old.iter().find(|(k, _)| !keys.contains(k)).unwrap();
+            Update::RemoveEdge(Edge::new(b, a, (l + 1) % 3))
         }
         _ => {
             let (a, b) = (0..n)
@@ -384,7 +443,7 @@ proptest! {
             let mut bad_model = old.clone();
             let mut bad = random_batch(&mut rng, &mut bad_model, n, len, labelled);
             let at = rng.random_range(0..bad.len());
-            let invalid = invalid_update(&mut rng, &old, &bad, n);
+            let invalid = invalid_update(&mut rng, &old, &bad, n, labelled);
             bad.insert(at, lu(0, invalid));
             for (k, x) in bad.iter_mut().enumerate() { x.line = k + 1; }
             let err = pool.install(|| g.stage(&bad, "big", Strictness::Strict).map(drop)).unwrap_err();
@@ -397,7 +456,7 @@ proptest! {
             let k = rng.random_range(0..13);
             let mut bad_lines = BTreeSet::new();
             for _ in 0..k {
-                let invalid = invalid_update(&mut rng, &old, &batch, n);
+                let invalid = invalid_update(&mut rng, &old, &batch, n, labelled);
                 let at = rng.random_range(0..=batch.len());
                 batch.insert(at, lu(usize::MAX, invalid));
             }
@@ -469,7 +528,12 @@ proptest! {
             let before = g.to_data();
             let res = g.stage_or_apply(&[lu(k + 1, update)], "s", Strictness::Strict, |_, _| now);
             let key = (u.min(v), u.max(v));
-            let valid = u != v && (insert != model.contains_key(&key));
+            // a deletion must name the edge's label
+            let valid = u != v
+                && match model.get(&key) {
+                    None => insert,
+                    Some(&stored) => !insert && (!labelled || stored == l),
+                };
             match res {
                 Err(_) => {
                     prop_assert!(!valid, "update {} rejected", k);

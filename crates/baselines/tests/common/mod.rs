@@ -43,8 +43,9 @@ impl Model {
             Update::AddVertex { id, label } => {
                 assert!(self.labels.insert(id, label).is_none());
             }
-            Update::RemoveVertex { id } => {
-                self.labels.remove(&id).expect("vertex exists");
+            Update::RemoveVertex { id, label } => {
+                let stored = self.labels.remove(&id).expect("vertex exists");
+                assert!(label.is_none_or(|l| l == stored), "a deletion names the vertex's label");
                 self.edges.retain(|&(a, b), _| a != id && b != id);
             }
             Update::AddEdge(e) => {
@@ -54,7 +55,11 @@ impl Model {
                     .is_none());
             }
             Update::RemoveEdge(e) => {
-                self.edges.remove(&e.key()).expect("edge exists");
+                let stored = self.edges.remove(&e.key()).expect("edge exists");
+                assert!(
+                    !self.edge_labelled || stored == e.label,
+                    "a deletion names the edge's label"
+                );
             }
         }
     }
@@ -135,7 +140,7 @@ pub fn random_batch(
                 .chain(
                     out.iter()
                         .filter_map(|u: &LocatedUpdate| match u.update {
-                            Update::RemoveVertex { id } => Some(id),
+                            Update::RemoveVertex { id, .. } => Some(id),
                             _ => None,
                         })
                         .collect::<Vec<_>>()
@@ -155,7 +160,9 @@ pub fn random_batch(
         }
         if allow_vertex_ops && r < 0.12 && vs.len() > 3 {
             let id = vs[rng.random_range(0..vs.len())];
-            push(m, Update::RemoveVertex { id }, &mut out);
+            // the label named or not
+            let label = rng.random_bool(0.5).then(|| m.labels[&id]);
+            push(m, Update::RemoveVertex { id, label }, &mut out);
             continue;
         }
         if vs.len() < 2 {
@@ -168,8 +175,8 @@ pub fn random_batch(
         }
         let key = (a.min(b), a.max(b));
         let el = elabels.map_or(0, |k| rng.random_range(0..k));
-        if m.edges.contains_key(&key) {
-            push(m, Update::RemoveEdge(Edge::new(a, b, 0)), &mut out);
+        if let Some(&stored) = m.edges.get(&key) {
+            push(m, Update::RemoveEdge(Edge::new(a, b, stored)), &mut out);
             if rng.random_bool(0.15) {
                 push(m, Update::AddEdge(Edge::new(a, b, el)), &mut out); // relabel or re-insert
             }
@@ -204,7 +211,7 @@ pub fn one_kind_batch(rng: &mut ChaCha8Rng, m: &mut Model, len: usize, delete: b
         pool.swap(k, j);
         let (a, b) = pool[k];
         let u = if delete {
-            Update::RemoveEdge(Edge::new(a, b, 0))
+            Update::RemoveEdge(Edge::new(a, b, m.edges[&(a, b)]))
         } else {
             Update::AddEdge(Edge::new(a, b, 0))
         };

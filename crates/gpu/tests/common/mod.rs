@@ -111,7 +111,7 @@ pub fn growth_batches(g: &GraphData, label_of_new: Label) -> Vec<Vec<LocatedUpda
     let b3 = vec![
         next(Update::RemoveEdge(Edge::new(b, old[1], 0))),
         next(Update::RemoveEdge(Edge::new(c, a, 1))),
-        next(Update::RemoveVertex { id: b }),
+        next(Update::RemoveVertex { id: b, label: None }),
     ];
     vec![b1, b2, b3]
 }

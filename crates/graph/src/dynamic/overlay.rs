@@ -94,9 +94,12 @@ impl Overlay {
                 }
                 self.set_vertex(id, Some(label));
             }
-            Update::RemoveVertex { id } => {
-                if self.vertex(g, id).is_none() {
+            Update::RemoveVertex { id, label } => {
+                let Some(stored) = self.vertex(g, id) else {
                     return Err(ErrorKind::UnknownVertex(id));
+                };
+                if let Some(named) = label.filter(|&l| l != stored) {
+                    return Err(ErrorKind::VertexLabelMismatch { id, stored, named });
                 }
                 // delete every edge incident to `id` in the current state
                 let mut incident: Vec<(VertexId, VertexId)> = Vec::new();
@@ -137,9 +140,10 @@ impl Overlay {
 }
 
 /// The checks an edge update passes, in this order: not a self-loop, both
-/// endpoints present (`exists`), no insertion of a present edge and no
+/// endpoints present (`exists`), no insertion of a present edge, no
 /// deletion of an absent one (`now`: the edge's label on the state so far,
-/// `None` when absent). Returns the edge's key and its label after the
+/// `None` when absent) and, with edge labels, no deletion that names
+/// another label than the edge's (the CSM study's `-e u v label`). Returns the edge's key and its label after the
 /// update (`None`: deleted). The batch path ([`Overlay::step`]) and a batch
 /// of one edge update (`DynamicGraph::validate_one_edge`) both check here.
 pub(super) fn edge_update(
@@ -160,6 +164,12 @@ pub(super) fn edge_update(
         (true, Some(_)) => Err(ErrorKind::DuplicateEdge(key.0, key.1)),
         (false, None) => Err(ErrorKind::MissingEdge(key.0, key.1)),
         (true, None) => Ok((key, Some(if edge_labelled { e.label } else { 0 }))),
+        (false, Some(stored)) if edge_labelled && stored != e.label => Err(ErrorKind::EdgeLabelMismatch {
+            u: key.0,
+            v: key.1,
+            stored,
+            named: e.label,
+        }),
         (false, Some(_)) => Ok((key, None)),
     }
 }

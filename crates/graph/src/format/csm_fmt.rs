@@ -14,9 +14,12 @@
 //! -e <u> <v> [<label>]  remove an edge
 //! ```
 //!
-//! Whether an update applies (the edge exists, …) depends on the graph and is
-//! checked by the store; the reader only rejects lines that can never be valid
-//! (syntax, oversized ids, self-loops).
+//! Whether an update applies (the edge exists, a deletion names the stored
+//! label, …) depends on the graph and is checked by the store; the reader
+//! only rejects lines that can never be valid (syntax, oversized ids,
+//! self-loops). A deletion's edge label is checked only in a graph with
+//! edge labels (omitted, it reads as 0, as for an insertion); `-v <id>`
+//! without a label is not checked.
 
 use super::graph_fmt::{read_ve, write_ve, Dialect};
 use super::lex::{data_lines, malformed, parse_id, parse_label, Fields};
@@ -84,10 +87,12 @@ fn parse_update(f: &Fields) -> Result<Update, ErrorKind> {
                 )));
             }
             let id = parse_id(f.get(1), "vertex id")?;
-            if f.n == 3 {
-                parse_label(f.get(2), "vertex label")?;
-            }
-            Ok(Update::RemoveVertex { id })
+            let label = if f.n == 3 {
+                Some(parse_label(f.get(2), "vertex label")?)
+            } else {
+                None
+            };
+            Ok(Update::RemoveVertex { id, label })
         }
         "e" => edge_update(f, "e").map(Update::AddEdge),
         "-e" => edge_update(f, "-e").map(Update::RemoveEdge),
@@ -107,13 +112,14 @@ pub fn read_updates(content: &str, source_name: &str) -> Result<Vec<LocatedUpdat
         .collect()
 }
 
-/// Writes an update stream (`v id label`, `-v id`, `e u v label`,
+/// Writes an update stream (`v id label`, `-v id [label]`, `e u v label`,
 /// `-e u v label`), unbuffered; see [`super::write_updates`].
 pub fn write_update_lines(updates: &[Update], w: &mut impl Write) -> io::Result<()> {
     for u in updates {
         match *u {
             Update::AddVertex { id, label } => writeln!(w, "v {id} {label}")?,
-            Update::RemoveVertex { id } => writeln!(w, "-v {id}")?,
+            Update::RemoveVertex { id, label: None } => writeln!(w, "-v {id}")?,
+            Update::RemoveVertex { id, label: Some(l) } => writeln!(w, "-v {id} {l}")?,
             Update::AddEdge(e) => writeln!(w, "e {} {} {}", e.u, e.v, e.label)?,
             Update::RemoveEdge(e) => writeln!(w, "-e {} {} {}", e.u, e.v, e.label)?,
         }
@@ -160,11 +166,11 @@ mod tests {
             },
             LocatedUpdate {
                 line: 6,
-                update: Update::RemoveVertex { id: 5 },
+                update: Update::RemoveVertex { id: 5, label: Some(1) },
             },
             LocatedUpdate {
                 line: 7,
-                update: Update::RemoveVertex { id: 6 },
+                update: Update::RemoveVertex { id: 6, label: None },
             },
         ];
         assert_eq!(u, want);

@@ -46,7 +46,7 @@ fn arb_update() -> impl Strategy<Value = Update> {
         .prop_map(|(u, v, l)| Edge::new(u, v, l));
     prop_oneof![
         (0u32..1000, 0u32..9).prop_map(|(id, label)| Update::AddVertex { id, label }),
-        (0u32..1000).prop_map(|id| Update::RemoveVertex { id }),
+        (0u32..1000, proptest::option::of(0u32..50)).prop_map(|(id, label)| Update::RemoveVertex { id, label }),
         edge.clone().prop_map(Update::AddEdge),
         edge.prop_map(Update::RemoveEdge),
     ]
@@ -142,7 +142,10 @@ fn files_and_io_errors() {
     let (back, _) = read_graph_file(&p, None, &ReadOptions::default()).unwrap();
     assert_eq!(back, g);
     let s = dir.path().join("s.stream");
-    let us = [Update::AddEdge(Edge::new(0, 1, 0)), Update::RemoveVertex { id: 2 }];
+    let us = [
+        Update::AddEdge(Edge::new(0, 1, 0)),
+        Update::RemoveVertex { id: 2, label: None },
+    ];
     write_updates(&us, std::fs::File::create(&s).unwrap()).unwrap();
     let back = read_updates_file(&s).unwrap();
     assert_eq!(back.len(), 2);

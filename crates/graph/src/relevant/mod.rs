@@ -110,10 +110,10 @@ impl EdgeFilter {
             if stays {
                 kept.push(*e);
             } else {
-                dropped.push(e.key());
+                dropped.push((e.key(), effective_label(g, e)));
             }
         }
-        let other = OtherEdges::from_keys(dropped)?;
+        let other = OtherEdges::from_edges(dropped, g.edge_labelled)?;
         // with edge labels one pair may hold a kept and a dropped triple
         if g.edge_labelled && kept.iter().any(|e| other.edges.contains(e.key())) {
             return None;
@@ -147,12 +147,13 @@ pub enum Route {
     /// To the graph, a valid removal of this vertex: its edges held here
     /// go too.
     GraphRemoving(VertexId),
-    /// A valid insertion of a dropped edge.
-    Insert(EdgeKey),
+    /// A valid insertion of a dropped edge, with its label.
+    Insert(EdgeKey, Label),
     /// A valid deletion of a dropped edge.
     Remove(EdgeKey),
-    /// Rejected here: the insertion of a dropped edge that is present
-    /// (skipped in lenient mode).
+    /// Rejected here: the insertion of a dropped edge that is present, or
+    /// a deletion of one that names another label than its own (skipped
+    /// in lenient mode).
     Rejected,
 }
 
@@ -189,13 +190,18 @@ impl Routed {
     }
 }
 
-/// What routing knows of an edge's place during a batch.
+/// What routing knows of an edge's place during a batch, and where it
+/// knows it, the edge's label ([`NO_EDGE_LABEL`] without edge labels).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
     /// In the matcher's graph.
-    Graph,
+    Graph(Label),
+    /// In the matcher's graph after an insertion that named this label:
+    /// with its label before the batch if the graph held it then (the
+    /// insertion was a duplicate, which the graph rejects), else this one.
+    GraphOrNew(Label),
     /// In [`OtherEdges`].
-    Other,
+    Other(Label),
     /// In neither.
     Absent,
     /// Not in `OtherEdges`; in the graph or in neither (not looked up).
@@ -203,8 +209,9 @@ enum Place {
 }
 
 /// The edges an [`EdgeFilter`] drops, kept to validate updates (see the
-/// module docs): their keys only, in an [`EdgeSet`] (about 4-5.5 bytes an
-/// edge, at most 9; no update reads a dropped edge's label).
+/// module docs), in an [`EdgeSet`]: their keys (about 4-5.5 bytes an edge,
+/// at most 9) and, with edge labels, their labels, which only a deletion
+/// reads (it must name the edge's label).
 #[derive(Clone, Debug, Default)]
 pub struct OtherEdges {
     edges: EdgeSet,
@@ -216,17 +223,23 @@ pub struct OtherEdges {
 }
 
 impl OtherEdges {
-    /// The store of `keys` (each `u < v`); `None` when a key repeats.
-    fn from_keys(keys: Vec<EdgeKey>) -> Option<OtherEdges> {
+    /// The store of `edges` (each key `u < v`), with their labels when
+    /// `labelled`; `None` when a key repeats.
+    fn from_edges(edges: Vec<(EdgeKey, Label)>, labelled: bool) -> Option<OtherEdges> {
         let mut degree = Vec::new();
-        if let Some(top) = keys.iter().map(|k| k.1 as usize + 1).max() {
+        if let Some(top) = edges.iter().map(|e| e.0 .1 as usize + 1).max() {
             degree.resize(top, 0);
         }
-        for &(u, v) in &keys {
+        for &((u, v), _) in &edges {
             degree[u as usize] += 1;
             degree[v as usize] += 1;
         }
-        let edges = EdgeSet::from_keys(keys).ok()?;
+        let edges = if labelled {
+            EdgeSet::from_labelled(edges)
+        } else {
+            EdgeSet::from_keys(edges.into_iter().map(|e| e.0).collect())
+        };
+        let edges = edges.ok()?;
         Some(OtherEdges {
             edges,
             degree,
@@ -234,8 +247,8 @@ impl OtherEdges {
         })
     }
 
-    fn insert(&mut self, key: EdgeKey) {
-        if self.edges.insert(key) {
+    fn insert(&mut self, key: EdgeKey, label: Label) {
+        if self.edges.insert(key, label) {
             Self::count(&mut self.degree, key, true);
         }
     }
@@ -291,8 +304,8 @@ impl OtherEdges {
         }
         for r in routes {
             match *r {
-                Route::Insert(key) => {
-                    self.insert(key);
+                Route::Insert(key, label) => {
+                    self.insert(key, label);
                     note(&mut at, key);
                 }
                 Route::Remove(key) => self.remove(key),
@@ -357,11 +370,11 @@ impl OtherEdges {
         };
         // a large batch of edge updates: the lookups on the pool first
         let looked_up = (self.parallel(updates.len()) && edges_only()).then(|| parallel::look_up(&router, updates));
-        let (routes, slots) = router.route_in_order(updates, strictness, looked_up.as_deref());
+        let (routes, slots, why) = router.route_in_order(updates, strictness, looked_up.as_deref());
         Routed {
             slots,
             generation: self.edges.generation(),
-            ..Routed::collect(updates, routes, source, strictness)
+            ..Routed::collect(updates, routes, why, source, strictness)
         }
     }
 
@@ -427,8 +440,8 @@ impl OtherEdges {
         }
         let slots = routed.slots.iter().copied().chain(std::iter::repeat(BaseSlot::UNKNOWN));
         let changes = routes.iter().zip(slots).filter_map(|(r, slot)| match *r {
-            Route::Insert(key) => Some((key, true, slot)),
-            Route::Remove(key) => Some((key, false, slot)),
+            Route::Insert(key, label) => Some((key, Some(label), slot)),
+            Route::Remove(key) => Some((key, None, slot)),
             _ => None,
         });
         let degree = &mut self.degree;
@@ -452,6 +465,8 @@ struct Router<'a> {
 struct EdgeUpdate {
     key: EdgeKey,
     insert: bool,
+    /// The label the update names ([`NO_EDGE_LABEL`] without edge labels).
+    label: Label,
     /// Whether the filter keeps the update's triple.
     kept: bool,
 }
@@ -478,6 +493,7 @@ impl Router<'_> {
         Some(EdgeUpdate {
             key: e.key(),
             insert: matches!(update, Update::AddEdge(_)),
+            label: el,
             kept: self.filter.keeps(a, b, el),
         })
     }
@@ -486,39 +502,51 @@ impl Router<'_> {
     /// looked it up.
     fn first_place(&self, key: EdgeKey) -> (Place, BaseSlot) {
         match self.edges.find(key) {
-            (true, slot) => (Place::Other, slot),
-            (false, slot) => (Place::GraphOrAbsent, slot),
+            (Some(label), slot) => (Place::Other(label), slot),
+            (None, slot) => (Place::GraphOrAbsent, slot),
         }
     }
 
-    /// [`step`] for `u` at an edge in `place`: its route and the edge's
-    /// place after it.
-    fn step(&self, place: Place, u: &EdgeUpdate) -> (Route, Place) {
-        let (step, after) = step(place, u.insert, u.kept, || {
-            // without edge labels a graph edge's triple is its key's,
-            // which the filter keeps
-            self.g.edge_labelled() && self.g.edge_label(u.key.0, u.key.1).is_some()
-        });
+    /// [`step`] for `u` at an edge in `place`: its route, the edge's place
+    /// after it and, for a rejection, why.
+    fn step(&self, place: Place, u: &EdgeUpdate) -> (Route, Place, Option<ErrorKind>) {
+        let labelled = self.g.edge_labelled();
+        // without edge labels a graph edge's triple is its key's, which
+        // the filter keeps, and a deletion names no label: the graph is
+        // asked only with edge labels
+        let in_graph = || labelled.then(|| self.g.edge_label(u.key.0, u.key.1)).flatten();
+        let (step, after) = step(place, u, labelled, in_graph);
         let route = match step {
             Step::Graph => Route::Graph,
-            Step::Insert => Route::Insert(u.key),
+            Step::Insert => Route::Insert(u.key, u.label),
             Step::Remove => Route::Remove(u.key),
-            Step::Duplicate => Route::Rejected,
+            Step::Duplicate | Step::Mismatch(_) => Route::Rejected,
         };
-        (route, after)
+        let why = match step {
+            Step::Duplicate => Some(ErrorKind::DuplicateEdge(u.key.0, u.key.1)),
+            Step::Mismatch(stored) => Some(ErrorKind::EdgeLabelMismatch {
+                u: u.key.0,
+                v: u.key.1,
+                stored,
+                named: u.label,
+            }),
+            _ => None,
+        };
+        (route, after, why)
     }
 
     /// Routes `updates` one after the other (any update), stopping after
     /// the first rejection in strict mode. `looked_up`: for a batch of edge
     /// updates only, each update's [`EdgeUpdate`] and its edge's place
     /// before the batch, looked up beforehand ([`parallel::look_up`]).
-    /// Also returns, per route, where the set looked its edge up.
+    /// Also returns, per route, where the set looked its edge up, and why
+    /// the first update rejected here was rejected.
     fn route_in_order(
         &self,
         updates: &[LocatedUpdate],
         strictness: Strictness,
         looked_up: Option<&[LookedUp]>,
-    ) -> (Vec<Route>, Vec<BaseSlot>) {
+    ) -> (Vec<Route>, Vec<BaseSlot>, Option<ErrorKind>) {
         // vertices this batch added (label) or removed (None) so far, and
         // those removed at some point (their committed edges are gone)
         let mut vertices: HashMap<VertexId, Option<Label>, FixedState> = HashMap::default();
@@ -531,6 +559,7 @@ impl Router<'_> {
         };
         let mut routes = Vec::with_capacity(updates.len());
         let mut slots = Vec::with_capacity(updates.len());
+        let mut first_rejection = None;
         for (i, lu) in updates.iter().enumerate() {
             let mut slot = BaseSlot::UNKNOWN;
             let route = match lu.update {
@@ -546,8 +575,10 @@ impl Router<'_> {
                     }
                     Route::Graph
                 }
-                Update::RemoveVertex { id } => {
-                    if label_of(&vertices, id).is_some() {
+                Update::RemoveVertex { id, label } => {
+                    // valid when present with the label named, if any
+                    let stored = label_of(&vertices, id);
+                    if stored.is_some() && (label.is_none() || label == stored) {
                         vertices.insert(id, None);
                         removed.insert(id);
                         for (key, place) in places.iter_mut() {
@@ -579,9 +610,12 @@ impl Router<'_> {
                                 }
                                 Entry::Vacant(_) => first.unwrap_or_else(|| self.first_place(u.key)),
                             };
-                            let (route, after) = self.step(place, &u);
+                            let (route, after, why) = self.step(place, &u);
                             entry.insert_entry((after, found));
                             slot = found;
+                            if first_rejection.is_none() {
+                                first_rejection = why;
+                            }
                             route
                         }
                         // a self-loop or an unknown endpoint: the graph names it
@@ -595,7 +629,7 @@ impl Router<'_> {
                 break;
             }
         }
-        (routes, slots)
+        (routes, slots, first_rejection)
     }
 }
 
@@ -607,16 +641,20 @@ type LookedUp = Option<(EdgeUpdate, Option<(Place, BaseSlot)>)>;
 impl Routed {
     /// The routed batch of `updates` from their `routes` (in strict mode
     /// routing stopped at the first rejection, which becomes the error).
-    fn collect(updates: &[LocatedUpdate], routes: Vec<Route>, source: &str, strictness: Strictness) -> Routed {
+    /// `why`: the first rejection's reason.
+    fn collect(
+        updates: &[LocatedUpdate],
+        routes: Vec<Route>,
+        why: Option<ErrorKind>,
+        source: &str,
+        strictness: Strictness,
+    ) -> Routed {
         let mut out = Routed::default();
         if strictness == Strictness::Strict {
             if routes.last() == Some(&Route::Rejected) {
-                let i = routes.len() - 1;
-                let Update::AddEdge(e) = updates[i].update else {
-                    unreachable!("only insertions are rejected here")
-                };
-                let (a, b) = e.key();
-                out.error = Some(InputError::new(source, updates[i].line, ErrorKind::DuplicateEdge(a, b)));
+                let line = updates[routes.len() - 1].line;
+                let why = why.expect("a rejection names its reason");
+                out.error = Some(InputError::new(source, line, why));
             }
         } else {
             out.skipped = routes.iter().filter(|&&r| r == Route::Rejected).count();
@@ -638,23 +676,44 @@ enum Step {
     Insert,
     Remove,
     Duplicate,
+    /// A deletion of a dropped edge that names another label than its
+    /// own (this one).
+    Mismatch(Label),
 }
 
-/// One edge update at an edge in `place`: where it goes and the edge's
-/// place after it. `kept`: whether the filter keeps the update's triple;
-/// `in_graph`: whether the graph holds the edge (asked only when needed).
-fn step(place: Place, insert: bool, kept: bool, in_graph: impl FnOnce() -> bool) -> (Step, Place) {
-    match (place, insert) {
-        (Place::Other, true) => (Step::Duplicate, Place::Other),
-        (Place::Other, false) => (Step::Remove, Place::Absent),
+/// One edge update `u` at an edge in `place`: where it goes and the edge's
+/// place after it. `labelled`: whether edges carry labels (a deletion
+/// must name its edge's); `in_graph`: the edge's label in the graph before
+/// the batch, `None` when absent there (asked only when needed, and only
+/// answered with edge labels).
+fn step(place: Place, u: &EdgeUpdate, labelled: bool, in_graph: impl FnOnce() -> Option<Label>) -> (Step, Place) {
+    let names_another = |stored: Label| labelled && stored != u.label;
+    match (place, u.insert) {
+        (Place::Other(l), true) => (Step::Duplicate, Place::Other(l)),
+        (Place::Other(l), false) if names_another(l) => (Step::Mismatch(l), Place::Other(l)),
+        (Place::Other(_), false) => (Step::Remove, Place::Absent),
         // present in the graph (a duplicate, which the graph rejects) or
         // added there (whether it was absent or not, it is there after)
-        (Place::Graph, true) => (Step::Graph, Place::Graph),
-        (Place::Absent | Place::GraphOrAbsent, true) if kept => (Step::Graph, Place::Graph),
-        (Place::GraphOrAbsent, true) if in_graph() => (Step::Graph, Place::Graph),
-        (Place::Absent | Place::GraphOrAbsent, true) => (Step::Insert, Place::Other),
-        // a deletion the graph accepts or (absent) rejects; absent after
-        (Place::Graph | Place::Absent | Place::GraphOrAbsent, false) => (Step::Graph, Place::Absent),
+        (Place::Graph(_) | Place::GraphOrNew(_), true) => (Step::Graph, place),
+        (Place::Absent, true) if u.kept => (Step::Graph, Place::Graph(u.label)),
+        (Place::GraphOrAbsent, true) if u.kept => (Step::Graph, Place::GraphOrNew(u.label)),
+        (Place::GraphOrAbsent, true) => match in_graph() {
+            Some(l) => (Step::Graph, Place::Graph(l)),
+            None => (Step::Insert, Place::Other(u.label)),
+        },
+        (Place::Absent, true) => (Step::Insert, Place::Other(u.label)),
+        // a deletion the graph rejects, for naming another label (the edge
+        // stays) or for a missing edge, or accepts (absent after)
+        (Place::Graph(l), false) if names_another(l) => (Step::Graph, place),
+        (Place::GraphOrNew(l), false) => match in_graph().unwrap_or(l) {
+            l if names_another(l) => (Step::Graph, Place::Graph(l)),
+            _ => (Step::Graph, Place::Absent),
+        },
+        (Place::GraphOrAbsent, false) => match in_graph() {
+            Some(l) if names_another(l) => (Step::Graph, Place::Graph(l)),
+            _ => (Step::Graph, Place::Absent),
+        },
+        (Place::Graph(_) | Place::Absent, false) => (Step::Graph, Place::Absent),
     }
 }
 
@@ -722,7 +781,7 @@ mod tests {
             r.routes,
             [
                 Route::Remove((0, 2)),
-                Route::Insert((0, 2)),
+                Route::Insert((0, 2), 0),
                 Route::Graph,
                 Route::Remove((0, 2))
             ]
@@ -764,7 +823,7 @@ mod tests {
             lu(2, Update::AddEdge(Edge::new(0, 9, 0))),
         ];
         let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
-        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 9))]);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 9), 0)]);
     }
 
     #[test]
@@ -779,12 +838,12 @@ mod tests {
         );
         // deleted first, it is a new dropped edge
         let ups = [
-            lu(1, Update::RemoveEdge(Edge::new(1, 0, 3))),
+            lu(1, Update::RemoveEdge(Edge::new(1, 0, 0))),
             lu(2, Update::AddEdge(Edge::new(1, 0, 5))),
             lu(3, Update::AddEdge(Edge::new(1, 0, 0))),
         ];
         let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
-        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 1)), Route::Rejected]);
+        assert_eq!(r.routes, [Route::Graph, Route::Insert((0, 1), 5), Route::Rejected]);
         // 0-2 is held here with label 0; a kept label does not move it
         let ups = [lu(4, Update::AddEdge(Edge::new(0, 2, 0)))];
         let f01 = EdgeFilter::new([(0, 0, 0)], true);
@@ -792,5 +851,61 @@ mod tests {
             other.route(&g, &f01, &ups, "s", Strictness::Strict).routes,
             [Route::Rejected]
         );
+    }
+
+    #[test]
+    fn a_deletion_must_name_its_edges_label() {
+        let (g, f, other) = setup(true);
+        // 0-2 is held here with label 0: a deletion naming 3 is rejected
+        // here with its reason, and the edge stays
+        let ups = [
+            lu(5, Update::RemoveEdge(Edge::new(2, 0, 3))),
+            lu(6, Update::AddEdge(Edge::new(0, 2, 3))),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Strict);
+        let err = r.error.expect("a mismatch");
+        assert_eq!(err.line, 5);
+        assert_eq!(
+            err.kind,
+            ErrorKind::EdgeLabelMismatch {
+                u: 0,
+                v: 2,
+                stored: 0,
+                named: 3
+            }
+        );
+        let r = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(
+            (r.routes.as_slice(), r.skipped),
+            ([Route::Rejected, Route::Rejected].as_slice(), 2)
+        );
+        // a graph edge (0-1, label 0): the graph rejects the mismatch, so
+        // the edge stays there and a later insertion is the graph's duplicate
+        let ups = [
+            lu(1, Update::RemoveEdge(Edge::new(0, 1, 4))),
+            lu(2, Update::AddEdge(Edge::new(0, 1, 4))),
+        ];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(r.routes, [Route::Graph, Route::Graph]);
+        // the same after a kept insertion (label 4) the graph rejects as a
+        // duplicate: the edge keeps its label from before the batch (0), so
+        // a deletion naming 4 fails and a dropped triple's insertion is the
+        // graph's duplicate too
+        let f4 = EdgeFilter::new([(0, 1, 0), (0, 1, 4)], true);
+        let ups = [
+            lu(1, Update::AddEdge(Edge::new(0, 1, 4))),
+            lu(2, Update::RemoveEdge(Edge::new(0, 1, 4))),
+            lu(3, Update::AddEdge(Edge::new(0, 1, 7))),
+        ];
+        let r = other.route(&g, &f4, &ups, "s", Strictness::Lenient);
+        assert_eq!(r.routes, [Route::Graph, Route::Graph, Route::Graph]);
+        // a vertex removal naming another label is the graph's to reject:
+        // the vertex's edges held here stay
+        let ups = [lu(1, Update::RemoveVertex { id: 2, label: Some(1) })];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(r.routes, [Route::Graph]);
+        let ups = [lu(1, Update::RemoveVertex { id: 2, label: Some(0) })];
+        let r = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(r.routes, [Route::GraphRemoving(2)]);
     }
 }
