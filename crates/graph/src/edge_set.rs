@@ -184,7 +184,7 @@ impl EdgeSet {
     /// Whether `key` (`u < v`) is in the set.
     #[inline]
     pub fn contains(&self, key: EdgeKey) -> bool {
-        self.find(key).0.is_some()
+        self.find(key).0
     }
 
     /// Whether the set holds its edges' labels ([`EdgeSet::from_labelled`]).
@@ -192,22 +192,42 @@ impl EdgeSet {
         self.labels.is_some()
     }
 
-    /// The label of `key` (`u < v`) when it is in the set
-    /// ([`NO_EDGE_LABEL`] in a set without labels), and where it was looked
-    /// up (valid in this [`EdgeSet::generation`]).
+    /// Whether `key` (`u < v`) is in the set, and where it was looked up
+    /// (valid in this [`EdgeSet::generation`]).
     #[inline]
-    pub fn find(&self, key: EdgeKey) -> (Option<Label>, BaseSlot) {
+    pub fn find(&self, key: EdgeKey) -> (bool, BaseSlot) {
         let i = self.base_index(key);
         let present = match i {
             Some(i) => !self.is_gone(i),
             None => self.added.contains(&pack(key)),
         };
-        let label = present.then(|| match (&self.labels, i) {
-            (None, _) => NO_EDGE_LABEL,
-            (Some(l), Some(i)) => l.base[i],
-            (Some(l), None) => l.added[&pack(key)],
-        });
-        (label, BaseSlot::of(i))
+        (present, BaseSlot::of(i))
+    }
+
+    /// The label of `key` (`u < v`) when it is in the set
+    /// ([`NO_EDGE_LABEL`] in a set without labels).
+    pub fn label(&self, key: EdgeKey) -> Option<Label> {
+        let (present, slot) = self.find(key);
+        present.then(|| self.label_at(key, slot))
+    }
+
+    /// The label of `key`, which is in the set, found at `slot` by
+    /// [`EdgeSet::find`] in this generation (or [`BaseSlot::UNKNOWN`]);
+    /// [`NO_EDGE_LABEL`] in a set without labels. Apart from `find`, so
+    /// that lookups that need no label leave the labels' memory alone.
+    pub fn label_at(&self, key: EdgeKey, slot: BaseSlot) -> Label {
+        let Some(labels) = &self.labels else {
+            return NO_EDGE_LABEL;
+        };
+        let i = match slot {
+            BaseSlot::UNKNOWN => self.base_index(key),
+            BaseSlot::NOT_IN_BASE => None,
+            BaseSlot(i) => Some(i as usize),
+        };
+        match i {
+            Some(i) => labels.base[i],
+            None => labels.added[&pack(key)],
+        }
     }
 
     /// Merges of the base so far ([`BaseSlot`]).
@@ -489,15 +509,15 @@ mod tests {
     #[test]
     fn a_labelled_set_gives_back_each_label() {
         let mut s = EdgeSet::from_labelled(vec![((1, 2), 7), ((0, 3), 4)]).unwrap();
-        assert_eq!(s.find((1, 2)).0, Some(7));
+        assert_eq!(s.label((1, 2)), Some(7));
         assert!(s.insert((2, 5), 9) && !s.insert((2, 5), 1));
         assert!(s.remove((0, 3)) && s.insert((0, 3), 6));
         assert_eq!(
-            [s.find((2, 5)).0, s.find((0, 3)).0, s.find((0, 2)).0],
+            [s.label((2, 5)), s.label((0, 3)), s.label((0, 2))],
             [Some(9), Some(6), None]
         );
         let u = EdgeSet::from_keys(vec![(1, 2)]).unwrap();
-        assert!(!u.is_labelled() && u.find((1, 2)).0 == Some(NO_EDGE_LABEL));
+        assert!(!u.is_labelled() && u.label((1, 2)) == Some(NO_EDGE_LABEL));
         assert_eq!(
             EdgeSet::from_labelled(vec![((1, 2), 7), ((1, 2), 3)]).unwrap_err(),
             (1, 2)
@@ -531,12 +551,12 @@ mod tests {
                     prop_assert_eq!(s.remove(k), oracle.remove(&k).is_some());
                 }
                 prop_assert_eq!(s.len(), oracle.len());
-                prop_assert_eq!(s.find(k).0, oracle.get(&k).copied());
+                prop_assert_eq!(s.label(k), oracle.get(&k).copied());
             }
             let keys: BTreeSet<EdgeKey> = oracle.keys().copied().collect();
             for a in 0..41 {
                 for b in a + 1..41 {
-                    prop_assert_eq!(s.find((a, b)).0, oracle.get(&(a, b)).copied());
+                    prop_assert_eq!(s.label((a, b)), oracle.get(&(a, b)).copied());
                 }
                 let mut at = s.keys_at_any(&[a]);
                 at.sort_unstable();
@@ -594,7 +614,10 @@ mod tests {
                 all.sort_unstable();
                 prop_assert!(all.iter().eq(oracle.keys()));
                 for (&k, &l) in &oracle {
-                    prop_assert_eq!(s.find(k).0, Some(l));
+                    let (present, slot) = s.find(k);
+                    prop_assert!(present);
+                    prop_assert_eq!(s.label_at(k, slot), l);
+                    prop_assert_eq!(s.label_at(k, BaseSlot::UNKNOWN), l);
                 }
             }
         }

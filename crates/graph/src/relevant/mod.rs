@@ -200,8 +200,9 @@ enum Place {
     /// with its label before the batch if the graph held it then (the
     /// insertion was a duplicate, which the graph rejects), else this one.
     GraphOrNew(Label),
-    /// In [`OtherEdges`].
-    Other(Label),
+    /// In [`OtherEdges`]: with this label, or (`None`) with the label the
+    /// set holds for it (read only when a deletion needs it).
+    Other(Option<Label>),
     /// In neither.
     Absent,
     /// Not in `OtherEdges`; in the graph or in neither (not looked up).
@@ -502,15 +503,21 @@ impl Router<'_> {
     /// looked it up.
     fn first_place(&self, key: EdgeKey) -> (Place, BaseSlot) {
         match self.edges.find(key) {
-            (Some(label), slot) => (Place::Other(label), slot),
-            (None, slot) => (Place::GraphOrAbsent, slot),
+            (true, slot) => (Place::Other(None), slot),
+            (false, slot) => (Place::GraphOrAbsent, slot),
         }
     }
 
-    /// [`step`] for `u` at an edge in `place`: its route, the edge's place
-    /// after it and, for a rejection, why.
-    fn step(&self, place: Place, u: &EdgeUpdate) -> (Route, Place, Option<ErrorKind>) {
+    /// [`step`] for `u` at an edge in `place`, found in the set at `slot`:
+    /// its route, the edge's place after it and, for a rejection, why.
+    fn step(&self, place: Place, slot: BaseSlot, u: &EdgeUpdate) -> (Route, Place, Option<ErrorKind>) {
         let labelled = self.g.edge_labelled();
+        // a deletion of an edge held here since before the batch reads the
+        // label the set holds
+        let place = match place {
+            Place::Other(None) if labelled && !u.insert => Place::Other(Some(self.edges.label_at(u.key, slot))),
+            _ => place,
+        };
         // without edge labels a graph edge's triple is its key's, which
         // the filter keeps, and a deletion names no label: the graph is
         // asked only with edge labels
@@ -610,7 +617,7 @@ impl Router<'_> {
                                 }
                                 Entry::Vacant(_) => first.unwrap_or_else(|| self.first_place(u.key)),
                             };
-                            let (route, after, why) = self.step(place, &u);
+                            let (route, after, why) = self.step(place, found, &u);
                             entry.insert_entry((after, found));
                             slot = found;
                             if first_rejection.is_none() {
@@ -689,8 +696,8 @@ enum Step {
 fn step(place: Place, u: &EdgeUpdate, labelled: bool, in_graph: impl FnOnce() -> Option<Label>) -> (Step, Place) {
     let names_another = |stored: Label| labelled && stored != u.label;
     match (place, u.insert) {
-        (Place::Other(l), true) => (Step::Duplicate, Place::Other(l)),
-        (Place::Other(l), false) if names_another(l) => (Step::Mismatch(l), Place::Other(l)),
+        (Place::Other(_), true) => (Step::Duplicate, place),
+        (Place::Other(Some(l)), false) if names_another(l) => (Step::Mismatch(l), place),
         (Place::Other(_), false) => (Step::Remove, Place::Absent),
         // present in the graph (a duplicate, which the graph rejects) or
         // added there (whether it was absent or not, it is there after)
@@ -699,9 +706,9 @@ fn step(place: Place, u: &EdgeUpdate, labelled: bool, in_graph: impl FnOnce() ->
         (Place::GraphOrAbsent, true) if u.kept => (Step::Graph, Place::GraphOrNew(u.label)),
         (Place::GraphOrAbsent, true) => match in_graph() {
             Some(l) => (Step::Graph, Place::Graph(l)),
-            None => (Step::Insert, Place::Other(u.label)),
+            None => (Step::Insert, Place::Other(Some(u.label))),
         },
-        (Place::Absent, true) => (Step::Insert, Place::Other(u.label)),
+        (Place::Absent, true) => (Step::Insert, Place::Other(Some(u.label))),
         // a deletion the graph rejects, for naming another label (the edge
         // stays) or for a missing edge, or accepts (absent after)
         (Place::Graph(l), false) if names_another(l) => (Step::Graph, place),
