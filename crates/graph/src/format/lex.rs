@@ -12,8 +12,10 @@ pub const MAX_REPORTED_ERRORS: usize = 10;
 
 /// Data lines of `content` as `(1-based line number, trimmed line)`;
 /// empty lines and comments (`#` or `%` first) are skipped. Handles `\n` and
-/// `\r\n`.
+/// `\r\n`, and a leading UTF-8 byte-order mark (some Windows editors
+/// write one).
 pub(crate) fn data_lines(content: &str) -> impl Iterator<Item = (usize, &str)> {
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     content.lines().enumerate().filter_map(|(i, l)| {
         let l = l.trim();
         (!l.is_empty() && !l.starts_with(['#', '%'])).then_some((i + 1, l))
@@ -203,6 +205,8 @@ mod tests {
         let c = "# c\n\n v 1  2 \r\ne\t3 4\n% k\n";
         let v: Vec<_> = data_lines(c).collect();
         assert_eq!(v, vec![(3, "v 1  2"), (4, "e\t3 4")]);
+        let bom: Vec<_> = data_lines("\u{feff}t 1 0\r\nv 0 0\n").collect();
+        assert_eq!(bom, vec![(1, "t 1 0"), (2, "v 0 0")]);
         let f = Fields::split("a b c d e f g h");
         assert_eq!(f.n, 8);
         assert_eq!(f.get(5), "f");
