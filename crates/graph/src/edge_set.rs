@@ -100,36 +100,37 @@ fn unpack(k: u64) -> EdgeKey {
     ((k >> 32) as VertexId, k as VertexId)
 }
 
+/// Sorts `items` by `key`; `Err` with a key given twice, or with the first
+/// key when there are more than a base holds ([`MAX_BASE`]).
+fn sort_distinct<T>(items: &mut [T], key: impl Fn(&T) -> EdgeKey) -> Result<(), EdgeKey> {
+    if items.len() > MAX_BASE {
+        return Err(key(&items[0]));
+    }
+    items.sort_unstable_by_key(&key);
+    match items.windows(2).find(|w| key(&w[0]) == key(&w[1])) {
+        Some(w) => Err(key(&w[0])),
+        None => Ok(()),
+    }
+}
+
 impl EdgeSet {
-    /// The set of `keys` (each `u < v`), without labels ([`EdgeSet::find`]
+    /// The set of `keys` (each `u < v`), without labels ([`EdgeSet::label`]
     /// gives [`NO_EDGE_LABEL`] for each); `Err` with a key given twice, or
     /// with the first key when the base would pass `u32::MAX - 2` edges.
-    pub fn from_keys(keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
-        let edges = keys.into_iter().map(|k| (k, NO_EDGE_LABEL)).collect();
-        Self::build(edges, false)
+    pub fn from_keys(mut keys: Vec<EdgeKey>) -> Result<EdgeSet, EdgeKey> {
+        sort_distinct(&mut keys, |&k| k)?;
+        Ok(Self::from_sorted(keys.iter().copied(), keys.len(), MERGE_SLACK))
     }
 
     /// The set of `edges` (each key `u < v`) and their labels, which
-    /// [`EdgeSet::find`] gives back; `Err` as for [`EdgeSet::from_keys`].
-    pub fn from_labelled(edges: Vec<(EdgeKey, Label)>) -> Result<EdgeSet, EdgeKey> {
-        Self::build(edges, true)
-    }
-
-    fn build(mut edges: Vec<(EdgeKey, Label)>, labelled: bool) -> Result<EdgeSet, EdgeKey> {
-        if edges.len() > MAX_BASE {
-            return Err(edges[0].0);
-        }
-        edges.sort_unstable_by_key(|e| e.0);
-        if let Some(w) = edges.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(w[0].0);
-        }
+    /// [`EdgeSet::label`] gives back; `Err` as for [`EdgeSet::from_keys`].
+    pub fn from_labelled(mut edges: Vec<(EdgeKey, Label)>) -> Result<EdgeSet, EdgeKey> {
+        sort_distinct(&mut edges, |e| e.0)?;
         let mut set = Self::from_sorted(edges.iter().map(|e| e.0), edges.len(), MERGE_SLACK);
-        if labelled {
-            set.labels = Some(Labels {
-                base: edges.iter().map(|e| e.1).collect(),
-                added: HashMap::default(),
-            });
-        }
+        set.labels = Some(Labels {
+            base: edges.iter().map(|e| e.1).collect(),
+            added: HashMap::default(),
+        });
         Ok(set)
     }
 
