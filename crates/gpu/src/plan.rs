@@ -15,7 +15,7 @@ use csm_planner::{
 };
 
 use crate::error::{GpuError, GpuResult};
-use crate::shares::{encode_shares, LabelShares};
+use crate::shares::{encode_shares_with, LabelShares};
 use rayon::prelude::*;
 
 /// Largest plan depth (query size) the kernel supports.
@@ -383,8 +383,15 @@ impl QueryPlans {
     /// plans (match v11; [`crate::shares`]): the kernel then defers heavy
     /// nodes by the candidates their lists hold rather than by length.
     pub fn set_label_shares(&mut self, shares: &LabelShares) {
+        self.set_label_shares_with(shares, false);
+    }
+
+    /// [`QueryPlans::set_label_shares`], with the last level's share
+    /// written too when `last_level` ([`encode_shares_with`]; match v11's
+    /// first cut, for comparisons).
+    pub fn set_label_shares_with(&mut self, shares: &LabelShares, last_level: bool) {
         for (p, words) in self.plans.iter().zip(self.encoded.chunks_mut(PLAN_WORDS)) {
-            encode_shares(&p.plan, shares, words);
+            encode_shares_with(&p.plan, shares, words, last_level);
         }
     }
 

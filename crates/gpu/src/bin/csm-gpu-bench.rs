@@ -1720,9 +1720,7 @@ fn agrees(reference: Option<(u64, u64)>, got: (u64, u64), engine: &str, size: us
 /// v11's first cut: last-level nodes deferred by candidates too).
 fn with_last_share(qp: &QueryPlans, shares: &LabelShares) -> QueryPlans {
     let mut q = qp.clone();
-    for (p, w) in q.plans.iter().zip(q.encoded.chunks_mut(csm_gpu::plan::PLAN_WORDS)) {
-        csm_gpu::shares::encode_shares_with(&p.plan, shares, w, true);
-    }
+    q.set_label_shares_with(shares, true);
     q
 }
 
