@@ -180,3 +180,56 @@ fn invalid_updates_are_skipped_in_lenient_mode_and_stop_strict_mode() {
         assert_eq!(pairs(&rest), want[at + 1..], "strict, resumed, seed {seed}");
     }
 }
+
+/// `process_each_until` with deadlines a few microseconds away, called
+/// again on the rest until the stream is done: every call reports a prefix
+/// of its updates and applies exactly those, wherever the deadline cuts
+/// (mid-run, mid-span, before the first update), so the results put
+/// together are the oracle's, with edges kept apart or not.
+#[test]
+fn deadlines_cut_streams_at_update_boundaries() {
+    for seed in 0..30u64 {
+        let mut r = rng(3000 + seed);
+        let el = (seed % 3 == 0).then_some(2);
+        let (vl, model) = random_stream_graph(&mut r, el);
+        let q = if seed % 2 == 0 {
+            symmetric_query(&mut r, vl, el, 5)
+        } else {
+            let k = r.random_range(2..=4);
+            random_query(&mut r, k, 0.4, vl, el)
+        };
+        let stream = random_stream(&mut r, &model, vl, el, 60);
+        let want = expected(&mut model.clone(), &q, &stream, &vec![true; stream.len()]);
+        for threads in [1, 2, 3] {
+            for whole in [false, true] {
+                let mut eng = CpuEngine::new(threads, Arc::new(GcsmOrder)).unwrap();
+                if whole {
+                    eng = eng.without_edge_filter();
+                }
+                eng.init(&model.to_data(), &q).unwrap();
+                let mut got = Vec::new();
+                // a deadline already past starts nothing
+                let past = std::time::Instant::now();
+                eng.process_each_until(batch(&stream, Strictness::Strict), Some(past), &mut got)
+                    .unwrap();
+                assert!(got.is_empty(), "seed {seed}: {} updates after the deadline", got.len());
+                let mut wait = std::time::Duration::from_micros(1 + seed % 40);
+                while got.len() < stream.len() {
+                    let before = got.len();
+                    let deadline = std::time::Instant::now() + wait;
+                    eng.process_each_until(batch(&stream[before..], Strictness::Strict), Some(deadline), &mut got)
+                        .unwrap();
+                    if got.len() == before {
+                        // descheduled before the first check: give it longer
+                        wait *= 2;
+                    }
+                }
+                assert_eq!(
+                    pairs(&got),
+                    want,
+                    "seed {seed}, {threads} threads, whole graph {whole}, query {q:?}"
+                );
+            }
+        }
+    }
+}

@@ -3,11 +3,14 @@
 //! continuous-matching study give each query a time limit and count the
 //! unsolved ones).
 //!
-//! A stream stops between batches once the limit has passed. A batch (or a
-//! static count) still running at the limit cannot be interrupted, so a
-//! watchdog thread reports at the limit instead and ends the process with
-//! status 0. The main thread and the watchdog print under one lock, so no
-//! line is cut or printed twice.
+//! A stream stops between batches once the limit has passed; one update
+//! at a time, the engine itself starts no update after it
+//! (`ContinuousMatcher::process_each_until`), so every update that
+//! finished in time is reported. A batch (or a static count) still running
+//! at the limit cannot be interrupted, so a watchdog thread reports
+//! instead, a short grace after the limit ([`watchdog_deadline`]), and
+//! ends the process with status 0. The main thread and the watchdog print
+//! under one lock, so no line is cut or printed twice.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -33,6 +36,15 @@ pub fn deadline(seconds: Option<f64>) -> Result<Option<Instant>> {
             None => bail!("time limit {s} s is too far away"),
         },
     }
+}
+
+/// When a stream's watchdog fires for a limit of `seconds` ending at
+/// `deadline`: a twentieth of the limit later (0.1 to 5 s), so that an
+/// update or batch that ends just after the limit is reported by the run
+/// itself rather than cut off with the others of its run.
+pub fn watchdog_deadline(deadline: Option<Instant>, seconds: f64) -> Option<Instant> {
+    let grace = Duration::from_secs_f64((seconds / 20.0).clamp(0.1, 5.0));
+    deadline.map(|d| d + grace)
 }
 
 struct Shared<T> {

@@ -91,18 +91,45 @@ pub trait ContinuousMatcher: Send {
     /// On error, `out` holds the results of the updates before the failing
     /// one, which are applied; the failing update and the later ones are not.
     fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
-        process_each_sequentially(self, batch, out)
+        self.process_each_until(batch, None, out)
+    }
+
+    /// [`ContinuousMatcher::process_each`] that starts no update after
+    /// `deadline` (none: runs them all): `out` then holds the results of a
+    /// prefix of the batch's updates, which are applied, and the rest are
+    /// not, so the caller can go on from `out.len()` later. Engines that
+    /// overlap updates size their runs so that one ends soon after the
+    /// deadline; an update still running at the deadline finishes. This
+    /// is how `csm stream --time-limit` reports every update that finished
+    /// in time on a one-update-at-a-time stream.
+    fn process_each_until(
+        &mut self,
+        batch: Batch<'_>,
+        deadline: Option<Instant>,
+        out: &mut Vec<BatchResult>,
+    ) -> Result<(), EngineError> {
+        process_each_sequentially(self, batch, deadline, out)
     }
 }
 
-/// [`ContinuousMatcher::process_each`]'s default: one `process` call per
-/// update, in order (for engines that overlap only some runs).
+/// Whether `deadline` has passed (never, without one).
+pub fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// [`ContinuousMatcher::process_each_until`]'s default: one `process` call
+/// per update, in order, none started after `deadline` (for engines that
+/// overlap only some runs).
 pub fn process_each_sequentially<M: ContinuousMatcher + ?Sized>(
     m: &mut M,
     batch: Batch<'_>,
+    deadline: Option<Instant>,
     out: &mut Vec<BatchResult>,
 ) -> Result<(), EngineError> {
     for u in batch.updates {
+        if past(deadline) {
+            break;
+        }
         out.push(m.process(Batch {
             updates: std::slice::from_ref(u),
             ..batch

@@ -835,11 +835,16 @@ impl ContinuousMatcher for CpuEngine {
     }
     /// With several threads, runs of single-edge updates are matched
     /// concurrently on per-update snapshots (`overlap`).
-    fn process_each(&mut self, batch: Batch<'_>, out: &mut Vec<BatchResult>) -> Result<(), EngineError> {
+    fn process_each_until(
+        &mut self,
+        batch: Batch<'_>,
+        deadline: Option<Instant>,
+        out: &mut Vec<BatchResult>,
+    ) -> Result<(), EngineError> {
         if self.apart.is_some() {
-            return self.process_each_split(batch, out);
+            return self.process_each_split(batch, deadline, out);
         }
-        self.process_each_overlapped(batch, out)
+        self.process_each_overlapped(batch, deadline, out)
     }
 }
 

@@ -6,9 +6,10 @@
 //! query's triples (RapidFlow's views by label triple).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use csm_engine::apart::apart_result;
-use csm_engine::{Batch, BatchResult, EngineError};
+use csm_engine::{past, Batch, BatchResult, EngineError};
 use csm_graph::{Route, Strictness};
 
 use super::{graph_work, CpuEngine};
@@ -35,15 +36,23 @@ impl CpuEngine {
     /// [`csm_engine::ContinuousMatcher::process_each`] with edges kept
     /// apart: the graph's updates go through the overlapped path as one
     /// stream, the others into the set; results come back in the batch's
-    /// order.
+    /// order. Past `deadline` the graph's part stops
+    /// ([`csm_engine::ContinuousMatcher::process_each_until`]); the batch
+    /// then ends after its last finished graph update (the set's updates
+    /// are applied after the graph's, so those after it count as not
+    /// started).
     pub(super) fn process_each_split(
         &mut self,
         batch: Batch<'_>,
+        deadline: Option<Instant>,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), EngineError> {
         let (Some(state), Some(apart)) = (self.state.as_ref(), self.apart.as_ref()) else {
             return Err(EngineError::NotInitialised("cpu".into()));
         };
+        if past(deadline) {
+            return Ok(());
+        }
         let (routed, routing) = apart.route_each(&state.0, batch);
         // the graph's updates, matched with nothing kept apart to route
         let mut inner = Vec::with_capacity(routed.graph.len());
@@ -53,26 +62,34 @@ impl CpuEngine {
                 updates: &routed.graph,
                 ..batch
             },
+            deadline,
             &mut inner,
         );
         self.apart = apart;
         // the updates done: those before the graph's failing update, or
         // before the one rejected here, or all
         let graph_done = inner.len();
+        let stopped = run.is_ok() && graph_done < routed.graph.len();
         let mut done = 0;
         let mut graph_seen = 0;
+        // the updates up to the last finished graph update, when stopped
+        let mut through_graph = 0;
         for r in &routed.routes {
             if r.to_graph() {
                 if graph_seen == graph_done {
                     break;
                 }
                 graph_seen += 1;
+                through_graph = done + 1;
             } else if *r == Route::Rejected && batch.strictness == Strictness::Strict {
                 break;
             }
             done += 1;
         }
-        let t = std::time::Instant::now();
+        if stopped {
+            done = through_graph;
+        }
+        let t = Instant::now();
         let apart = self.apart.as_mut().expect("split engines keep their set");
         apart.apply_first(&routed, done);
         let in_map = routed.routes[..done].iter().filter(|r| !r.to_graph()).count();
@@ -86,6 +103,10 @@ impl CpuEngine {
             });
         }
         run?;
+        if stopped {
+            // the deadline came before any rejected update
+            return Ok(());
+        }
         match routed.error {
             Some(err) => Err(err.into()),
             None => Ok(()),

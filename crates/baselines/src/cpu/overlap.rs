@@ -19,7 +19,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use csm_engine::{process_each_sequentially, Batch, BatchResult, EngineError};
+use csm_engine::{past, process_each_sequentially, Batch, BatchResult, EngineError};
 use csm_graph::{
     DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, NewGroups, Strictness, Update,
     UpdateVersions, Version,
@@ -97,6 +97,29 @@ pub(super) struct OverlapChoice {
     /// [`SEQUENTIAL_MARGIN`] of them, the next [`SEQUENTIAL_SPAN`] updates
     /// go one by one.
     sampled_each: Option<f64>,
+    /// The latest overlapped run: its updates and wall seconds (sizes the
+    /// runs before a deadline, [`timed_run_cap`]).
+    last_run: Option<(usize, f64)>,
+}
+
+/// The first overlapped run before a deadline: small, so that a heavy
+/// stream cannot overshoot the deadline by a whole probe run.
+const FIRST_TIMED_RUN: usize = 16;
+
+/// Most updates in an overlapped run that starts before `deadline`, given
+/// the latest run (updates, wall seconds): at most twice its length, and
+/// at most what fits in a quarter of the time left at its pace. A run is
+/// not interrupted, so this bounds how far past the deadline the last one
+/// ends; doubling keeps a stream whose first updates are light from
+/// sizing a long run by them (a size-8 query on Enron: 3.5 ms per update
+/// in its first 16, 22 ms over the stream).
+fn timed_run_cap(deadline: Instant, last_run: Option<(usize, f64)>) -> usize {
+    let Some((n, wall)) = last_run else {
+        return FIRST_TIMED_RUN;
+    };
+    let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+    let fits = left / 4.0 / (wall / n.max(1) as f64).max(1e-9);
+    (fits as usize).min(2 * n).clamp(1, RUN_MAX)
 }
 
 /// What an overlapped run measured.
@@ -129,18 +152,24 @@ impl CpuEngine {
     pub(super) fn process_each_overlapped(
         &mut self,
         batch: Batch<'_>,
+        deadline: Option<Instant>,
         out: &mut Vec<BatchResult>,
     ) -> Result<(), EngineError> {
         if !self.overlaps() {
-            return process_each_sequentially(self, batch, out);
+            return process_each_sequentially(self, batch, deadline, out);
         }
         let mut seen = HashSet::new();
         let mut rest = batch.updates;
-        while !rest.is_empty() {
+        while !rest.is_empty() && !past(deadline) {
             if self.overlap.sequential_left > 0 {
                 let (span, tail) = rest.split_at(self.overlap.sequential_left.min(rest.len()));
                 let from = out.len();
-                process_each_sequentially(self, Batch { updates: span, ..batch }, out)?;
+                process_each_sequentially(self, Batch { updates: span, ..batch }, deadline, out)?;
+                if out.len() - from < span.len() {
+                    // stopped at the deadline
+                    self.overlap.sequential_left -= out.len() - from;
+                    break;
+                }
                 let updating: f64 = out[from..].iter().map(|r| r.update_seconds).sum();
                 self.overlap.update_seconds_each = Some(updating / span.len() as f64);
                 self.overlap.sequential_left -= span.len();
@@ -155,13 +184,22 @@ impl CpuEngine {
                 continue;
             }
             let g = &self.state.as_ref().expect("overlaps() checked").0;
-            let cap = if self.overlap.measured { RUN_MAX } else { PROBE_RUN };
+            let mut cap = if self.overlap.measured { RUN_MAX } else { PROBE_RUN };
+            if let Some(d) = deadline {
+                cap = cap.min(timed_run_cap(d, self.overlap.last_run));
+            }
             let n = run_len(g, &rest[..rest.len().min(cap)], &mut seen).max(1);
             let (run, tail) = rest.split_at(n);
             let sub = Batch { updates: run, ..batch };
             match (n > 1).then(|| self.process_run(run, batch.source, out)) {
                 Some(Ok(clock)) => self.choose(&clock, n),
-                _ => process_each_sequentially(self, sub, out)?,
+                _ => {
+                    let from = out.len();
+                    process_each_sequentially(self, sub, deadline, out)?;
+                    if out.len() - from < n {
+                        break;
+                    }
+                }
             }
             rest = tail;
         }
@@ -177,6 +215,7 @@ impl CpuEngine {
             .map_or(clock.updating, |each| each * n as f64);
         let one_by_one = clock.matching + updating;
         self.overlap.measured = true;
+        self.overlap.last_run = Some((n, clock.wall));
         let run_each = clock.wall / n.max(1) as f64;
         if let Some(each) = self.overlap.sampled_each.take() {
             // the run after a one-by-one sample decides

@@ -45,24 +45,10 @@ pub struct StreamCmdArgs {
     pub json: bool,
 }
 
-/// Updates handed to [`ContinuousMatcher::process_each`] at a time when
-/// batches hold one update (results still come per update).
+/// Updates handed to [`ContinuousMatcher::process_each_until`] at a time
+/// when batches hold one update (results still come per update; the
+/// progress bar moves once per run).
 pub const EACH_RUN: usize = 4096;
-
-/// The first run of single updates when a deadline is set: small, so that
-/// a slow engine cannot overshoot the limit by [`EACH_RUN`] updates' time.
-const FIRST_TIMED_RUN: usize = 16;
-
-/// Length of the next run of single updates before `deadline`, given the
-/// last run's seconds per update: a quarter of the time left, so a run
-/// overshoots the limit by at most about a third of it (measured:
-/// `sweep --time-limit 10` with runs of a fixed 4,096 ran a slow engine
-/// for 80 s).
-fn next_timed_run(seconds_per_update: f64, deadline: Instant) -> usize {
-    let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
-    let fits = left / 4.0 / seconds_per_update.max(1e-9);
-    (fits as usize).clamp(1, EACH_RUN)
-}
 
 /// Totals over processed batches.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -100,10 +86,10 @@ impl Totals {
 /// Feeds `updates` to `engine` in consecutive batches of `batch` and calls
 /// `on_batch(index, updates, result)` after each. The engine must be
 /// initialised. Batches of one update go through
-/// [`ContinuousMatcher::process_each`] a run of [`EACH_RUN`] at a time (the
-/// cpu engine overlaps them on several threads), with the same results;
-/// with a deadline, runs start small and are sized to a quarter of the
-/// time left (`next_timed_run`).
+/// [`ContinuousMatcher::process_each_until`] a run of [`EACH_RUN`] at a
+/// time (the cpu engine overlaps them on several threads), with the same
+/// results; the engine starts no update after the deadline, so every
+/// update that finished in time is reported.
 pub fn process_stream(
     engine: &mut dyn ContinuousMatcher,
     updates: &[LocatedUpdate],
@@ -133,22 +119,21 @@ pub fn process_stream_until(
     let mut totals = Totals::default();
     if batch == 1 {
         let mut results = Vec::with_capacity(EACH_RUN);
-        let mut run_len = if deadline.is_some() { FIRST_TIMED_RUN } else { EACH_RUN };
         let mut start = 0;
         while start < updates.len() {
             if past() {
                 totals.timed_out = true;
                 break;
             }
-            let run = &updates[start..(start + run_len).min(updates.len())];
-            let t0 = Instant::now();
+            let run = &updates[start..(start + EACH_RUN).min(updates.len())];
             results.clear();
-            let done = engine.process_each(
+            let done = engine.process_each_until(
                 Batch {
                     updates: run,
                     source,
                     strictness,
                 },
+                deadline,
                 &mut results,
             );
             for (k, res) in results.iter().enumerate() {
@@ -156,9 +141,11 @@ pub fn process_stream_until(
                 on_batch(start + k, &run[k..=k], res);
             }
             done?;
-            start += run.len();
-            if let Some(d) = deadline {
-                run_len = next_timed_run(t0.elapsed().as_secs_f64() / run.len() as f64, d);
+            start += results.len();
+            if results.len() < run.len() {
+                // stopped at the deadline
+                totals.timed_out = true;
+                break;
             }
         }
         return Ok(totals);
@@ -288,24 +275,28 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     let (limit, fired_meta, fired_pb) = (args.time_limit.unwrap_or(0.0), meta.clone(), pb.clone());
     // a batch still running at the limit: report the finished ones and end
     let deadline = limit::deadline(args.time_limit)?;
-    let watchdog = Watchdog::start(deadline, Totals::default(), move |t: &Totals| {
-        fired_pb.finish_and_clear();
-        let t = Totals {
-            timed_out: true,
-            ..t.clone()
-        };
-        if json {
-            output::json_line(&fired_meta.json(&t));
-        } else {
-            println!(
-                "time limit of {limit} s reached during batch {}: +{} / -{} matches in the {} batches before it",
-                t.batches,
-                output::group(t.positive),
-                output::group(t.negative),
-                t.batches
-            );
-        }
-    });
+    let watchdog = Watchdog::start(
+        limit::watchdog_deadline(deadline, limit),
+        Totals::default(),
+        move |t: &Totals| {
+            fired_pb.finish_and_clear();
+            let t = Totals {
+                timed_out: true,
+                ..t.clone()
+            };
+            if json {
+                output::json_line(&fired_meta.json(&t));
+            } else {
+                println!(
+                    "time limit of {limit} s reached during batch {}: +{} / -{} matches in the {} batches before it",
+                    t.batches,
+                    output::group(t.positive),
+                    output::group(t.negative),
+                    t.batches
+                );
+            }
+        },
+    );
     let totals = process_stream_until(
         engine.as_mut(),
         &w.updates,
