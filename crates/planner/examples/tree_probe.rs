@@ -3,7 +3,7 @@
 //! order unless `ORDER` names another, no symmetry, plain `DynamicGraph` lists) from every update's seeds
 //! and prints the result count, the nodes entered per depth (the counting
 //! shortcuts stay on, so a depth sized without listing has no nodes) and
-//! the matching seconds: the figures to set beside another system's
+//! the matching seconds (`FROM=k` matches only from the k-th update on): the figures to set beside another system's
 //! partial-result counts (RapidFlow prints them). `PER_PLAN=1` also prints
 //! the nodes of each delta plan run on its own.
 use csm_graph::format::{read_graph_file, read_updates_file, ReadOptions};
@@ -40,7 +40,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut by_plan = vec![0u64; plans.len()];
     let (mut p, mut n) = (0, 0);
     let mut t = std::time::Duration::ZERO;
-    for u in &stream {
+    // FROM=k: apply the first k updates without matching them
+    let from: usize = std::env::var("FROM").map_or(Ok(0), |s| s.parse())?;
+    for (k, u) in stream.iter().enumerate() {
+        if k < from {
+            g.apply(std::slice::from_ref(u), "s", Strictness::Strict)?;
+            continue;
+        }
         g.stage(std::slice::from_ref(u), "s", Strictness::Strict)?;
         let delta = g
             .pending_delta()

@@ -379,6 +379,13 @@ impl Executor {
         }
         self.emb[..prefix.len()].copy_from_slice(prefix);
         self.prepare(g, plan, prefix.len());
+        // (a hoist at the prefix's own depth is computed and checked in `rec`)
+        let hoisted_above = plan.levels[plan.depth() - 1]
+            .hoist
+            .is_some_and(|h| (h as usize) < prefix.len());
+        if !V::OBSERVES && hoisted_above && self.hoisted_none(plan, prefix.len()) {
+            return 0;
+        }
         self.memo_epoch += 1;
         let n = self.rec::<G, V, false>(g, plan, prefix.len(), vis, &mut |_| {});
         self.tally.flush();
@@ -425,6 +432,9 @@ impl Executor {
         if plan.levels[plan.depth() - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
         }
+        if self.hoisted_none(plan, d) {
+            return 0;
+        }
         self.partials_fresh &= !plan.partials_due[d];
         // later levels may reuse the whole candidate set
         self.bufs[d].clear();
@@ -447,6 +457,16 @@ impl Executor {
         self.emb[..d].copy_from_slice(prefix);
         self.prepare(g, plan, d);
         self.fill(g, plan, d, out);
+    }
+
+    /// Whether the hoisted last level, once computed for the current prefix
+    /// of `d` bindings (callers make sure it is), has no candidate while
+    /// levels remain above it: then the prefix has no completion (the last
+    /// level's candidates are a subset of the hoisted set).
+    fn hoisted_none(&self, plan: &Plan, d: usize) -> bool {
+        let last = plan.depth() - 1;
+        let hoisted = plan.levels[last].hoist.is_some_and(|h| h as usize <= d);
+        hoisted && d < last && self.bufs[last].is_empty()
     }
 
     /// Computes the hoisted last level's candidates (label-filtered, before
@@ -641,6 +661,17 @@ impl Executor {
         }
         if !ENUM && plan.levels[depth - 1].hoist == Some(d as u8) {
             self.hoist(g, plan);
+            if !V::OBSERVES && self.hoisted_none(plan, d) {
+                // the last vertex has no candidate under this prefix (its
+                // candidates only shrink below): no completion. A hoisted
+                // closing vertex (a triangle's third vertex ordered last
+                // so that it counts as a factor) prunes the whole subtree
+                // here instead of after enumerating it. Observing visitors
+                // (the sampler's walks and exact access counts) see the
+                // whole tree, as the GPU kernel reads it.
+                vis.leave(d);
+                return 0;
+            }
         }
         let total = if d + 1 == depth && !ENUM {
             let n = self.count_level(g, plan, d);
