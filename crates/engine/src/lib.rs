@@ -112,6 +112,12 @@ pub trait ContinuousMatcher: Send {
     }
 }
 
+/// The first run of single updates under a deadline (a caller's run of
+/// [`ContinuousMatcher::process_each_until`], an engine's overlapped run):
+/// small, so that a stream of heavy updates cannot overshoot the deadline
+/// by a whole run; later runs at most double.
+pub const FIRST_TIMED_RUN: usize = 16;
+
 /// Whether `deadline` has passed (never, without one).
 pub fn past(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)

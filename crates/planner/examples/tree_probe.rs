@@ -3,8 +3,9 @@
 //! order unless `ORDER` names another, no symmetry, plain `DynamicGraph` lists) from every update's seeds
 //! and prints the result count, the nodes entered per depth (the counting
 //! shortcuts stay on, so a depth sized without listing has no nodes) and
-//! the matching seconds (`FROM=k` matches only from the k-th update on): the figures to set beside another system's
-//! partial-result counts (RapidFlow prints them). `PER_PLAN=1` also prints
+//! the matching seconds (`FROM=k` matches only from the k-th update on):
+//! the figures to set beside another system's partial-result counts
+//! (RapidFlow prints them). `PER_PLAN=1` also prints
 //! the nodes of each delta plan run on its own.
 use csm_graph::format::{read_graph_file, read_updates_file, ReadOptions};
 use csm_graph::{DynamicGraph, Strictness, VertexId};

@@ -19,7 +19,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use csm_engine::{past, process_each_sequentially, Batch, BatchResult, EngineError};
+use csm_engine::{past, process_each_sequentially, Batch, BatchResult, EngineError, FIRST_TIMED_RUN};
 use csm_graph::{
     DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, NewGroups, Strictness, Update,
     UpdateVersions, Version,
@@ -101,10 +101,6 @@ pub(super) struct OverlapChoice {
     /// runs before a deadline, [`timed_run_cap`]).
     last_run: Option<(usize, f64)>,
 }
-
-/// The first overlapped run before a deadline: small, so that a heavy
-/// stream cannot overshoot the deadline by a whole probe run.
-const FIRST_TIMED_RUN: usize = 16;
 
 /// Most updates in an overlapped run that starts before `deadline`, given
 /// the latest run (updates, wall seconds): at most twice its length, and

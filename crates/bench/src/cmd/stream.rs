@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 use csm_baselines::registry::{self, EngineOptions};
-use csm_engine::{Batch, BatchResult, ContinuousMatcher};
+use csm_engine::{past, Batch, BatchResult, ContinuousMatcher, FIRST_TIMED_RUN};
 use csm_graph::{CsrGraph, GraphData, LocatedUpdate, Strictness};
 use csm_planner::QueryGraph;
 use serde::Serialize;
@@ -50,13 +50,6 @@ pub struct StreamCmdArgs {
 /// progress bar moves once per run).
 pub const EACH_RUN: usize = 4096;
 
-/// The first run of single updates under a deadline; later runs double up
-/// to [`EACH_RUN`]. The engine stops at the deadline itself, but a run's
-/// results come back only when it returns, and the watchdog that ends an
-/// update still running past the limit reports what came back: with
-/// doubling runs that is at least half of what finished.
-const FIRST_TIMED_RUN: usize = 16;
-
 /// Totals over processed batches.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Totals {
@@ -96,8 +89,11 @@ impl Totals {
 /// [`ContinuousMatcher::process_each_until`] a run of [`EACH_RUN`] at a
 /// time (the cpu engine overlaps them on several threads), with the same
 /// results; the engine starts no update after the deadline, so every
-/// update that finished in time is reported (under a deadline the runs
-/// start at 16 updates and double, [`FIRST_TIMED_RUN`]).
+/// update that finished in time is reported. Under a deadline the runs
+/// start at [`FIRST_TIMED_RUN`] updates and double up to [`EACH_RUN`]: a
+/// run's results come back only when it returns, and the watchdog that
+/// ends an update still running past the limit reports what came back,
+/// which with doubling runs is at least half of what finished.
 pub fn process_stream(
     engine: &mut dyn ContinuousMatcher,
     updates: &[LocatedUpdate],
@@ -120,7 +116,6 @@ pub fn process_stream_until(
     deadline: Option<Instant>,
     mut on_batch: impl FnMut(usize, &[LocatedUpdate], &BatchResult),
 ) -> Result<Totals> {
-    let past = || deadline.is_some_and(|d| Instant::now() >= d);
     if batch == 0 {
         bail!("--batch must be at least 1");
     }
@@ -130,7 +125,7 @@ pub fn process_stream_until(
         let mut start = 0;
         let mut run_len = if deadline.is_some() { FIRST_TIMED_RUN } else { EACH_RUN };
         while start < updates.len() {
-            if past() {
+            if past(deadline) {
                 totals.timed_out = true;
                 break;
             }
@@ -161,7 +156,7 @@ pub fn process_stream_until(
         return Ok(totals);
     }
     for (i, chunk) in updates.chunks(batch).enumerate() {
-        if past() {
+        if past(deadline) {
             totals.timed_out = true;
             break;
         }
