@@ -15,7 +15,19 @@
 //!   intersects that buffer with its remaining lists;
 //! * a list that stays fixed while a parent loops over many siblings (N(x)
 //!   in a 4-cycle's last level) is marked once in a bitmap, and each sibling
-//!   probes only its own lists against it.
+//!   probes only its own lists against it;
+//! * failing sets (DAF, Han et al. SIGMOD'19 Sec. 5) skip siblings that
+//!   must fail too. A subtree that counts 0 returns the positions whose
+//!   bindings alone rule it out: a level without candidates, those its
+//!   candidate set depends on ([`Plan::fail_deps`]); a level whose every
+//!   child failed, the union of the children's sets without its own
+//!   position, plus its own dependencies. When a child's set leaves out
+//!   the position its parent loops over, rebinding that position cannot
+//!   help, and the parent's loop stops: a tree query's dead branch (a leaf
+//!   label absent around a bound vertex) is found once, not once per
+//!   binding of every unrelated level ordered before it. Counting and
+//!   enumeration prune so; observing visitors (the sampler) see the whole
+//!   tree.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,7 +36,7 @@ use std::sync::Arc;
 use csm_graph::{GraphView, Label, Nbrs, Version, VertexId};
 
 use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, sorted_overlap, Operand};
-use crate::plan::{Level, Plan, Read, WideTail};
+use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 use crate::quota::{Quota, Tally};
 
@@ -82,6 +94,10 @@ pub struct Executor {
     shared: Option<Arc<SharedMemo>>,
     /// Matches counted against a [`Quota`], if one is set.
     tally: Tally,
+    /// After a subtree counted 0 (with a visitor that does not observe):
+    /// its failing set, the positions whose bindings alone rule out every
+    /// completion (see the module docs).
+    fail: u32,
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -152,6 +168,7 @@ impl Default for Executor {
             memo_epoch: 1,
             shared: None,
             tally: Tally::default(),
+            fail: 0,
         }
     }
 }
@@ -574,15 +591,33 @@ impl Executor {
     ) -> u64 {
         let pinned = self.pin(g, plan, d + 1);
         let mut total = 0;
+        // the union of the failed children's sets, until one leaves `d` out
+        let (mut failed, mut cut) = (0u32, false);
         for k in (first..self.bufs[d].len()).step_by(step.max(1)) {
             if self.tally.tick() {
                 break;
             }
             self.emb[d] = self.bufs[d][k];
-            total += self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
+            let n = self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
+            total += n;
+            if !V::OBSERVES && n == 0 {
+                if self.fail >> d & 1 == 0 {
+                    // this child fails whatever `d` binds: so do the rest
+                    (failed, cut) = (self.fail, true);
+                    break;
+                }
+                failed |= self.fail;
+            }
         }
         if let Some(entries) = pinned {
             self.unpin(d + 1, entries);
+        }
+        if !V::OBSERVES && total == 0 {
+            self.fail = if cut {
+                failed
+            } else {
+                failed & !(1 << d) | plan.fail_deps[d]
+            };
         }
         total
     }
@@ -644,6 +679,9 @@ impl Executor {
         }
         let level = &plan.levels[d];
         if !vis.enter(d, &self.emb[..d], level) {
+            // a pruning visitor's cut says nothing of the bindings: no
+            // sibling may be skipped for it
+            self.fail = u32::MAX;
             return 0;
         }
         if plan.memo_from == Some(d as u8) {
@@ -669,12 +707,14 @@ impl Executor {
                 // here instead of after enumerating it. Observing visitors
                 // (the sampler's walks and exact access counts) see the
                 // whole tree, as the GPU kernel reads it.
+                self.fail = plan.fail_deps[depth - 1] & below(d);
                 vis.leave(d);
                 return 0;
             }
         }
         let total = if d + 1 == depth && !ENUM {
             let n = self.count_level(g, plan, d);
+            self.fail = plan.fail_deps[d];
             self.tally.note(n);
             n
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -695,13 +735,17 @@ impl Executor {
     /// two vertices of one label group to one data vertex, by
     /// inclusion–exclusion: |A||B| − |A∩B| for a pair, and for a triple
     /// |A||B||C| − |A∩B||C| − |A∩C||B| − |B∩C||A| + 2|A∩B∩C|.
+    /// Sets the failing set when it returns 0: an empty level's
+    /// dependencies, or all the tail's.
     fn count_wide_tail<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, tail: &WideTail) -> u64 {
         let (start, n) = (tail.start as usize, plan.depth());
+        self.fail = plan.fail_deps[start..].iter().fold(0, |m, &x| m | x) & below(start);
         // tail positions hold no binding: no candidate conflicts with them
         self.emb[start..n].fill(VertexId::MAX);
         for t in start..n {
             self.fill_own(g, plan, t);
             if self.bufs[t].is_empty() {
+                self.fail = plan.fail_deps[t] & below(start);
                 return 0;
             }
         }
@@ -753,10 +797,14 @@ impl Executor {
     /// subtracted pairs bind p and q to one vertex (only when q lists p's
     /// position among its conflicts). No vertex of C_p equals an earlier
     /// binding of its label, so C_p ∩ C_q' = C_p ∩ C_q.
+    /// Sets the failing set when it returns 0: p's dependencies when C_p
+    /// is empty, else both levels' (less p's position).
     fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let last = d + 1;
+        self.fail = plan.fail_deps[d];
         let lq = &plan.levels[last];
         if plan.twin_tail {
+            self.fail = (plan.fail_deps[d] | plan.fail_deps[last]) & below(d);
             return self.count_twin_pair(plan, d);
         }
         // C_p itself is needed only where p and q may meet (an order
@@ -771,6 +819,7 @@ impl Executor {
         if cp_len == 0 {
             return 0;
         }
+        self.fail = (plan.fail_deps[d] | plan.fail_deps[last]) & below(d);
         // the hoisted candidates: label-filtered, conflicts not yet removed,
         // cut by q's bounds on bindings above d
         let cp = &self.bufs[d];

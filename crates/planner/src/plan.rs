@@ -131,6 +131,14 @@ pub struct Plan {
     /// Per depth d: bit l set when level l's [`Partial`] depends on the
     /// bindings up to depth d (it is stale once a node at depth d binds anew).
     pub partials_due: Vec<u32>,
+    /// Per depth d: bit p set when level d's candidate set depends on the
+    /// binding at position p: the positions it reads, those its bounds
+    /// ([`Level::above`]) and injectivity checks ([`Level::conflicts`])
+    /// compare with, and those of the level it reuses. A prefix under which
+    /// the level has no candidate fails for every prefix that agrees on
+    /// these positions: the level's part of a failing set (DAF, Han et al.
+    /// SIGMOD'19 Sec. 5), see [`crate::exec`].
+    pub fail_deps: Vec<u32>,
 }
 
 impl Plan {
@@ -156,6 +164,7 @@ impl Plan {
             memo_from: None,
             wide_tail: None,
             partials_due: Vec::new(),
+            fail_deps: Vec::new(),
         };
         plan.derive_shortcuts();
         plan
@@ -226,7 +235,22 @@ impl Plan {
             }
         }
         self.partials_due = due;
+        let mut deps = vec![0u32; n];
+        for (d, level) in levels.iter().enumerate() {
+            let own = (level.reads.iter().map(|r| r.pos))
+                .chain(level.above.iter().copied())
+                .chain(level.conflicts.iter().copied())
+                .fold(0u32, |m, p| m | 1 << p);
+            let reused = level.reuse.map_or(0, |e| deps[e as usize]);
+            deps[d] = (own | reused) & below(d);
+        }
+        self.fail_deps = deps;
     }
+}
+
+/// The positions below depth `d`, as a mask.
+pub(crate) fn below(d: usize) -> u32 {
+    (1u64 << d).wrapping_sub(1) as u32
 }
 
 /// Whether the levels `p` (at depth `dp`) and `q` bind twins
