@@ -98,6 +98,9 @@ pub struct Executor {
     /// its failing set, the positions whose bindings alone rule out every
     /// completion (see the module docs).
     fail: u32,
+    /// Per level: the positions whose bindings its last [`Executor::fill`]
+    /// left out of its candidates (injectivity).
+    hits: [u32; MAX_QUERY_VERTICES],
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -169,6 +172,7 @@ impl Default for Executor {
             shared: None,
             tally: Tally::default(),
             fail: 0,
+            hits: [0; MAX_QUERY_VERTICES],
         }
     }
 }
@@ -206,20 +210,20 @@ fn collides(level: &Level, k: usize, x: VertexId, first: VertexId, found: impl F
 
 /// A hoisted level's candidates (label-filtered, conflicts not removed)
 /// from the first vertex its bounds on the bindings below `bound` allow,
-/// and the bindings below `bound` that collide with them (each a
-/// candidate the count must leave out).
+/// and the positions below `bound` whose bindings collide with them, with
+/// those bindings (each a candidate the count must leave out).
 #[inline]
 fn hoisted_cut<'a>(
     emb: &'a [VertexId],
     level: &'a Level,
     cands: &'a [VertexId],
     bound: usize,
-) -> (&'a [VertexId], impl Iterator<Item = VertexId> + 'a) {
+) -> (&'a [VertexId], impl Iterator<Item = (u8, VertexId)> + 'a) {
     let first = first_allowed(emb, level, bound);
     let cands = &cands[cands.partition_point(|&x| x < first)..];
     let hits = level.conflicts.iter().enumerate().filter_map(move |(k, &r)| {
         let x = emb[r as usize];
-        ((r as usize) < bound && collides(level, k, x, first, |x| cands.binary_search(&x).is_ok())).then_some(x)
+        ((r as usize) < bound && collides(level, k, x, first, |x| cands.binary_search(&x).is_ok())).then_some((r, x))
     });
     (cands, hits)
 }
@@ -456,6 +460,7 @@ impl Executor {
         // later levels may reuse the whole candidate set
         self.bufs[d].clear();
         self.bufs[d].extend_from_slice(cands);
+        self.hits[d] = plan.fail_conflicts[d];
         let n = self.children::<G, NoVisitor, false>(g, plan, d, (first, step), &mut NoVisitor, &mut |_| {});
         self.tally.flush();
         n
@@ -616,7 +621,7 @@ impl Executor {
             self.fail = if cut {
                 failed
             } else {
-                failed & !(1 << d) | plan.fail_deps[d]
+                failed & !(1 << d) | plan.fail_deps[d] | self.hits[d]
             };
         }
         total
@@ -652,13 +657,23 @@ impl Executor {
             pure || self.pinned_is_group(d)
         };
         let check_label = plan.check_labels && !grouped;
+        let mut hits = 0u32;
         if check_label || !level.conflicts.is_empty() {
             let labels = g.labels();
             out.retain(|&c| {
-                (!check_label || labels[c as usize] == level.label)
-                    && level.conflicts.iter().all(|&p| emb[p as usize] != c)
+                if check_label && labels[c as usize] != level.label {
+                    return false;
+                }
+                match level.conflicts.iter().find(|&&p| emb[p as usize] == c) {
+                    Some(&p) => {
+                        hits |= 1 << p;
+                        false
+                    }
+                    None => true,
+                }
             });
         }
+        self.hits[d] = hits;
     }
 
     fn rec<G: GraphView + ?Sized, V: Visitor, const ENUM: bool>(
@@ -714,7 +729,6 @@ impl Executor {
         }
         let total = if d + 1 == depth && !ENUM {
             let n = self.count_level(g, plan, d);
-            self.fail = plan.fail_deps[d];
             self.tally.note(n);
             n
         } else if d + 2 == depth && !ENUM && !V::OBSERVES && plan.independent_tail {
@@ -739,13 +753,14 @@ impl Executor {
     /// dependencies, or all the tail's.
     fn count_wide_tail<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, tail: &WideTail) -> u64 {
         let (start, n) = (tail.start as usize, plan.depth());
-        self.fail = plan.fail_deps[start..].iter().fold(0, |m, &x| m | x) & below(start);
+        let all = |t: usize| plan.fail_deps[t] | plan.fail_conflicts[t];
+        self.fail = (start..n).fold(0, |m, t| m | all(t)) & below(start);
         // tail positions hold no binding: no candidate conflicts with them
         self.emb[start..n].fill(VertexId::MAX);
         for t in start..n {
             self.fill_own(g, plan, t);
             if self.bufs[t].is_empty() {
-                self.fail = plan.fail_deps[t] & below(start);
+                self.fail = (plan.fail_deps[t] | self.hits[t]) & below(start);
                 return 0;
             }
         }
@@ -801,10 +816,11 @@ impl Executor {
     /// is empty, else both levels' (less p's position).
     fn count_tail_pair<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let last = d + 1;
-        self.fail = plan.fail_deps[d];
         let lq = &plan.levels[last];
+        let both =
+            (plan.fail_deps[d] | plan.fail_conflicts[d] | plan.fail_deps[last] | plan.fail_conflicts[last]) & below(d);
         if plan.twin_tail {
-            self.fail = (plan.fail_deps[d] | plan.fail_deps[last]) & below(d);
+            self.fail = both;
             return self.count_twin_pair(plan, d);
         }
         // C_p itself is needed only where p and q may meet (an order
@@ -817,9 +833,13 @@ impl Executor {
             self.count_level(g, plan, d)
         };
         if cp_len == 0 {
+            // (count_level set the failing set)
+            if meet {
+                self.fail = plan.fail_deps[d] | self.hits[d];
+            }
             return 0;
         }
-        self.fail = (plan.fail_deps[d] | plan.fail_deps[last]) & below(d);
+        self.fail = both;
         // the hoisted candidates: label-filtered, conflicts not yet removed,
         // cut by q's bounds on bindings above d
         let cp = &self.bufs[d];
@@ -833,7 +853,7 @@ impl Executor {
                 j += cq[j..].partition_point(|&y| y <= x);
                 pairs += (cq.len() - j) as u64;
             }
-            let lost: usize = hits.map(|z| cp.partition_point(|&x| x < z)).sum();
+            let lost: usize = hits.map(|(_, z)| cp.partition_point(|&x| x < z)).sum();
             return pairs - lost as u64;
         }
         let hits = hits.count();
@@ -865,11 +885,15 @@ impl Executor {
     /// an independent tail pair's first level's, cached by the vertex bound
     /// above it when `d` is the plan's [`Plan::memo_level`] with a
     /// [`Plan::memo_from`].
+    /// Sets the failing set when it returns 0: the level's dependencies
+    /// and the positions whose bindings it had to leave out.
     fn count_level<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, d: usize) -> u64 {
         let level = &plan.levels[d];
         if level.hoist.is_some() {
             let (cands, hits) = hoisted_cut(&self.emb, level, &self.bufs[d], d);
-            return (cands.len() - hits.count()) as u64;
+            let (n, hit) = hits.fold((cands.len(), 0u32), |(n, m), (r, _)| (n - 1, m | 1 << r));
+            self.fail = plan.fail_deps[d] | hit;
+            return n as u64;
         }
         let emb = self.emb;
         let first = first_allowed(&emb, level, d);
@@ -902,8 +926,13 @@ impl Executor {
         if let (Some(n), true) = (cached, all_certain) {
             // every conflict is known to be in the lists (none, often): they
             // need not even be looked up
-            return n - level.conflicts.iter().filter(|&&p| emb[p as usize] >= first).count() as u64;
+            let (n, hit) = (level.conflicts.iter())
+                .filter(|&&p| emb[p as usize] >= first)
+                .fold((n, 0u32), |(n, m), &p| (n - 1, m | 1 << p));
+            self.fail = plan.fail_deps[d] | hit;
+            return n;
         }
+        let mut hit = 0u32;
         with_operands!(g, extra, src, emb, skip, first, label, |ops, cut, pure| {
             let check_label = plan.check_labels && !pure && !pinned_grouped;
             let mut n = match (cached, &*ops) {
@@ -935,8 +964,10 @@ impl Executor {
                 let x = emb[p as usize];
                 if in_pinned(x) && collides(level, k, x, first, |x| ops.iter().all(|o| o.contains(x))) {
                     n -= 1;
+                    hit |= 1 << p;
                 }
             }
+            self.fail = plan.fail_deps[d] | hit;
             n
         })
     }

@@ -131,14 +131,18 @@ pub struct Plan {
     /// Per depth d: bit l set when level l's [`Partial`] depends on the
     /// bindings up to depth d (it is stale once a node at depth d binds anew).
     pub partials_due: Vec<u32>,
-    /// Per depth d: bit p set when level d's candidate set depends on the
-    /// binding at position p: the positions it reads, those its bounds
-    /// ([`Level::above`]) and injectivity checks ([`Level::conflicts`])
-    /// compare with, and those of the level it reuses. A prefix under which
-    /// the level has no candidate fails for every prefix that agrees on
-    /// these positions: the level's part of a failing set (DAF, Han et al.
-    /// SIGMOD'19 Sec. 5), see [`crate::exec`].
+    /// Per depth d: bit p set when level d's candidates before injectivity
+    /// depend on the binding at position p: the positions it reads, those
+    /// its bounds ([`Level::above`]) compare with, and all that the level
+    /// it reuses depends on (its conflicts too). A prefix under which the
+    /// level has no candidate fails for every prefix that agrees on these
+    /// positions and on the conflicts that left a candidate out: the
+    /// level's part of a failing set (DAF, Han et al. SIGMOD'19 Sec. 5),
+    /// see [`crate::exec`].
     pub fail_deps: Vec<u32>,
+    /// Per depth d: the positions of [`Level::conflicts`], as a mask (what
+    /// a failing set takes when it does not track which of them hit).
+    pub fail_conflicts: Vec<u32>,
 }
 
 impl Plan {
@@ -165,6 +169,7 @@ impl Plan {
             wide_tail: None,
             partials_due: Vec::new(),
             fail_deps: Vec::new(),
+            fail_conflicts: Vec::new(),
         };
         plan.derive_shortcuts();
         plan
@@ -235,16 +240,16 @@ impl Plan {
             }
         }
         self.partials_due = due;
+        let mask = |ps: &mut dyn Iterator<Item = u8>| ps.fold(0u32, |m, p| m | 1 << p);
+        let conflicts: Vec<u32> = levels.iter().map(|l| mask(&mut l.conflicts.iter().copied())).collect();
         let mut deps = vec![0u32; n];
         for (d, level) in levels.iter().enumerate() {
-            let own = (level.reads.iter().map(|r| r.pos))
-                .chain(level.above.iter().copied())
-                .chain(level.conflicts.iter().copied())
-                .fold(0u32, |m, p| m | 1 << p);
-            let reused = level.reuse.map_or(0, |e| deps[e as usize]);
+            let own = mask(&mut level.reads.iter().map(|r| r.pos).chain(level.above.iter().copied()));
+            let reused = level.reuse.map_or(0, |e| deps[e as usize] | conflicts[e as usize]);
             deps[d] = (own | reused) & below(d);
         }
         self.fail_deps = deps;
+        self.fail_conflicts = conflicts;
     }
 }
 
