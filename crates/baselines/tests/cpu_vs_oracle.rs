@@ -918,3 +918,55 @@ fn failing_sets_on_tree_queries_match_the_oracles() {
         }
     }
 }
+
+/// Tree-like queries (6-9 vertices) over 4-6 labels, whose plans often
+/// fall apart into label-disjoint parts ([`csm_planner::Split`]) counted
+/// as a product: static counts against VF2 or brute force and mixed
+/// batches against the brute-force set differences, with the fixed, cost
+/// and sampled orders and 1-2 threads, symmetry rules off on every other
+/// seed. Fails unless some plans split.
+#[test]
+fn split_plans_match_the_oracles() {
+    let mut split = 0;
+    for seed in 0..40u64 {
+        let mut r = rng(9300 + seed);
+        let vl = r.random_range(4..=6u32);
+        let el = (seed % 5 == 0).then_some(2);
+        let n = r.random_range(12..18u32);
+        let mut model = random_graph(&mut r, n, 0.35, vl, el);
+        let k = r.random_range(6..=9usize);
+        let q = random_query(&mut r, k, 0.03, vl, el);
+        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
+        let stats = csm_planner::GraphStats::of(&g);
+        split += csm_planner::delta_plans(&q, &CostOrder, &stats)
+            .iter()
+            .filter(|p| p.plan.split.is_some())
+            .count();
+        let order = (seed % 3) as u8;
+        let threads = 1 + (seed / 3 % 2) as usize;
+        let symmetry = seed % 2 == 0;
+        let want = vf2_or_brute_force(&g, &q);
+        let fresh = || {
+            let e = engine_with(threads, order);
+            if symmetry {
+                e
+            } else {
+                e.without_symmetry()
+            }
+        };
+        assert_eq!(fresh().count(&g, &q).unwrap(), want, "seed {seed} static");
+        let mut eng = fresh();
+        eng.init(&model.to_data(), &q).expect("init");
+        let spec = StreamSpec {
+            batches: 3,
+            max_len: 14,
+            vlabels: vl,
+            elabels: el,
+            vertex_ops: seed % 4 == 1,
+        };
+        if let Err(e) = check_set_differences(&mut eng, &mut r, &mut model, &q, spec) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+    assert!(split > 20, "only {split} delta plans split");
+}

@@ -101,6 +101,8 @@ pub struct Executor {
     /// Per level: the positions whose bindings its last [`Executor::fill`]
     /// left out of its candidates (injectivity).
     hits: [u32; MAX_QUERY_VERTICES],
+    /// Counts the parts of a [`Plan::split`] (made at the first split).
+    parts: Option<Box<Executor>>,
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -173,6 +175,7 @@ impl Default for Executor {
             tally: Tally::default(),
             fail: 0,
             hits: [0; MAX_QUERY_VERTICES],
+            parts: None,
         }
     }
 }
@@ -405,6 +408,7 @@ impl Executor {
             .hoist
             .is_some_and(|h| (h as usize) < prefix.len());
         if !V::OBSERVES && hoisted_above && self.hoisted_none(plan, prefix.len()) {
+            self.fail = plan.fail_deps[plan.depth() - 1] & below(prefix.len());
             return 0;
         }
         self.memo_epoch += 1;
@@ -704,6 +708,14 @@ impl Executor {
             self.memo_epoch += 1;
         }
         self.partials_fresh &= !plan.partials_due[d];
+        if !ENUM && !V::OBSERVES && !self.tally.capped() {
+            if let Some(split) = plan.split.as_deref().filter(|s| s.at as usize == d) {
+                let total = self.count_parts(g, split, d);
+                self.tally.note(total);
+                vis.leave(d);
+                return total;
+            }
+        }
         if !ENUM && !V::OBSERVES {
             if let Some(tail) = plan.wide_tail.as_ref().filter(|t| t.start as usize == d) {
                 let total = self.count_wide_tail(g, plan, tail);
@@ -740,6 +752,24 @@ impl Executor {
             self.children::<G, V, ENUM>(g, plan, d, (0, 1), vis, f)
         };
         vis.leave(d);
+        total
+    }
+
+    /// Completions of a node at depth `split.at` ([`Plan::split`]): the
+    /// product of each part's completions, counted by another executor
+    /// (its plans bind the same prefix). Sets the failing set of the
+    /// first part that has none.
+    fn count_parts<G: GraphView + ?Sized>(&mut self, g: &G, split: &crate::plan::Split, d: usize) -> u64 {
+        let sub = self.parts.get_or_insert_with(Box::default);
+        let mut total = 1u64;
+        for part in &split.parts {
+            let n = sub.count(g, part, &self.emb[..d], &mut NoVisitor);
+            if n == 0 {
+                self.fail = sub.fail & below(d);
+                return 0;
+            }
+            total = total.saturating_mul(n);
+        }
         total
     }
 

@@ -143,6 +143,27 @@ pub struct Plan {
     /// Per depth d: the positions of [`Level::conflicts`], as a mask (what
     /// a failing set takes when it does not track which of them hit).
     pub fail_conflicts: Vec<u32>,
+    /// The levels from some depth on fall apart into parts that share no
+    /// vertex label ([`Split`]): a counting run multiplies the parts'
+    /// counts there instead of enumerating their product.
+    pub split: Option<Box<Split>>,
+}
+
+/// Where a plan's remaining query vertices fall apart: given the bindings
+/// of `order[..at]`, the vertices `order[at..]` form two or more connected
+/// parts (no query edge between parts) with pairwise disjoint vertex label
+/// sets, so no injectivity check joins two parts and the completions of a
+/// prefix are the product of each part's completions. `parts[k]` is a plan
+/// of `order[..at]` followed by part k's vertices (in their order, a leaf
+/// moved last as everywhere), read in the same versions; its own levels
+/// may split again. Counting a 12-vertex tree whose branches hang off one
+/// bound vertex then costs the sum of the branches' searches, not their
+/// product (the independent-tail shortcuts handle single leaves, which may
+/// share labels: [`Plan::wide_tail`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    pub at: u8,
+    pub parts: Vec<Plan>,
 }
 
 impl Plan {
@@ -170,6 +191,7 @@ impl Plan {
             partials_due: Vec::new(),
             fail_deps: Vec::new(),
             fail_conflicts: Vec::new(),
+            split: None,
         };
         plan.derive_shortcuts();
         plan
@@ -184,6 +206,14 @@ impl Plan {
         for &(a, b) in pairs {
             assert!(a < b, "a bound refers to an earlier position");
             self.levels[b as usize].above.push(a);
+        }
+        if self
+            .split
+            .as_ref()
+            .is_some_and(|s| pairs.iter().any(|&(_, b)| b >= s.at))
+        {
+            // the parts' plans carry no bounds
+            self.split = None;
         }
         for d in 0..self.depth() {
             if let Some(e) = self.levels[d].reuse {
@@ -562,8 +592,88 @@ pub fn static_plan_on(
 
 fn static_plan_from(q: &QueryGraph, order: Vec<QVertex>, stats: &GraphStats, version: Version) -> Plan {
     let order = defer_leaf(q, order, 1);
-    let levels = levels_for(q, &order, |_| version, None);
-    Plan::new(order, levels, needs_label_checks(q, stats))
+    split_plan(q, order, 1, needs_label_checks(q, stats), &|o| {
+        levels_for(q, o, |_| version, None)
+    })
+}
+
+/// The plan of `order` (levels by `levels_of`) with its [`Split`], if
+/// any, at a depth of at least `fixed` (bound before any level runs).
+fn split_plan(
+    q: &QueryGraph,
+    order: Vec<QVertex>,
+    fixed: usize,
+    check_labels: bool,
+    levels_of: &dyn Fn(&[QVertex]) -> Vec<Level>,
+) -> Plan {
+    let mut plan = Plan::new(order.clone(), levels_of(&order), check_labels);
+    let n = order.len();
+    // A split pays where two or more parts have levels that the plan works
+    // on at every node of the level before: the plan's nodes are then the
+    // product of those parts' nodes, the split's their sum. Only a hoisted
+    // last level (its candidates computed once, far above) costs a node
+    // next to nothing, unless a wide tail sizes it again at every node.
+    let hoisted = plan.levels[n - 1].hoist.is_some() && plan.wide_tail.is_none();
+    let works = |part: &Vec<QVertex>| part.iter().any(|&u| !(hoisted && u == order[n - 1]));
+    let split = (fixed.max(1)..n.saturating_sub(1)).find_map(|at| {
+        let parts = label_disjoint_parts(q, &order[at..])?;
+        (parts.iter().filter(|p| works(p)).count() >= 2).then_some((at, parts))
+    });
+    if let Some((at, parts)) = split {
+        let parts = parts
+            .into_iter()
+            .map(|part| {
+                let sub: Vec<QVertex> = order[..at].iter().copied().chain(part).collect();
+                split_plan(q, defer_leaf(q, sub, at), at + 1, check_labels, levels_of)
+            })
+            .collect();
+        plan.split = Some(Box::new(Split { at: at as u8, parts }));
+    }
+    plan
+}
+
+/// The connected parts of `rest` (query edges within `rest` only, each in
+/// `rest`'s order) when there are two or more and no vertex label occurs
+/// in two of them.
+fn label_disjoint_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>> {
+    let within = rest.iter().fold(0u32, |m, &u| m | 1 << u);
+    let mut parts: Vec<u32> = Vec::new();
+    for &u in rest {
+        if parts.iter().any(|&p| p >> u & 1 == 1) {
+            continue;
+        }
+        let mut part = 1u32 << u;
+        loop {
+            let grown = (0..q.num_vertices())
+                .filter(|&v| part >> v & 1 == 1)
+                .fold(part, |m, v| m | (q.adj_mask(v) & within));
+            if grown == part {
+                break;
+            }
+            part = grown;
+        }
+        parts.push(part);
+    }
+    if parts.len() < 2 {
+        return None;
+    }
+    let labels = |p: u32| -> Vec<Label> {
+        let mut l: Vec<Label> = (0..q.num_vertices())
+            .filter(|&v| p >> v & 1 == 1)
+            .map(|v| q.label(v))
+            .collect();
+        l.sort_unstable();
+        l.dedup();
+        l
+    };
+    let sets: Vec<Vec<Label>> = parts.iter().map(|&p| labels(p)).collect();
+    let disjoint = (0..sets.len()).all(|i| (i + 1..sets.len()).all(|j| sets[i].iter().all(|l| !sets[j].contains(l))));
+    disjoint.then(|| {
+        parts
+            .iter()
+            .map(|&p| rest.iter().copied().filter(|&u| p >> u & 1 == 1).collect())
+            .collect()
+    })
 }
 
 /// The 2m delta plans of a query (one per relation and sign).
@@ -595,12 +705,12 @@ fn delta_plans_with(
                 Sign::Negative => Version::Old,
             };
             let version_of = |j: usize| if j < i { Version::Common } else { later };
-            let levels = levels_for(q, &order, version_of, Some(i));
+            let levels_of = |o: &[QVertex]| levels_for(q, o, version_of, Some(i));
             out.push(DeltaPlan {
                 edge_index: i,
                 sign,
                 seed_elabel: q.edge_labelled().then_some(l),
-                plan: Plan::new(order.clone(), levels, needs_label_checks(q, stats)),
+                plan: split_plan(q, order.clone(), 2, needs_label_checks(q, stats), &levels_of),
             });
         }
     }

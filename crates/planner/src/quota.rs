@@ -126,6 +126,13 @@ impl Tally {
         self.quota = quota;
     }
 
+    /// Whether counts run against a quota (then every match must pass
+    /// through [`Tally::note`] as it is counted).
+    #[inline]
+    pub(crate) fn capped(&self) -> bool {
+        self.quota.is_some()
+    }
+
     /// Notes `n` matches counted at one terminal node.
     #[inline]
     pub(crate) fn note(&mut self, n: u64) {

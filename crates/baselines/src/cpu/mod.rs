@@ -364,7 +364,10 @@ fn count_split_in<G: GraphView + ?Sized>(
     }
     let d = prefix.len();
     let threads = rayon::current_num_threads();
-    if d + 1 >= plan.depth() || threads == 1 {
+    // where the plan splits into parts the count is a product, without
+    // enumerating the node's children (uncapped counts only)
+    let splits_here = shared.quota.is_none() && plan.split.as_ref().is_some_and(|s| s.at as usize == d);
+    if d + 1 >= plan.depth() || threads == 1 || splits_here {
         return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
