@@ -880,62 +880,67 @@ fn hoisted_closing_vertex_prunes_without_changing_counts() {
 /// Tree-like queries (6-8 vertices, a chord now and then) over 1-4
 /// labels on sparse random graphs, where branches die often: the
 /// executor's failing sets (csm_planner::exec) skip the siblings of a
-/// node whose failure does not depend on it. Static counts against VF2 or
-/// brute force and mixed batches against the brute-force set differences,
-/// with the fixed, cost and sampled orders and 1-2 threads.
+/// node whose failure does not depend on it. One label makes every
+/// earlier non-adjacent vertex an injectivity conflict, of which only
+/// those that hit may join a failing set.
 #[test]
 fn failing_sets_on_tree_queries_match_the_oracles() {
-    for seed in 0..48u64 {
-        let mut r = rng(9100 + seed);
-        // one label: every earlier non-adjacent vertex is an injectivity
-        // conflict, and only the conflicts that hit join a failing set
-        let vl = r.random_range(1..=4u32);
-        let el = (seed % 5 == 0).then_some(2);
-        let n = r.random_range(10..16u32);
-        let mut model = random_graph(&mut r, n, 0.3, vl, el);
-        let k = r.random_range(6..=8usize);
-        let q = random_query(&mut r, k, 0.04, vl, el);
-        let order = (seed % 3) as u8;
-        let threads = 1 + (seed / 3 % 2) as usize;
-        let g = CsrGraph::from_data(&model.to_data()).expect("valid");
-        let want = vf2_or_brute_force(&g, &q);
-        assert_eq!(
-            engine_with(threads, order).count(&g, &q).unwrap(),
-            want,
-            "seed {seed} static"
-        );
-        let mut eng = engine_with(threads, order);
-        eng.init(&model.to_data(), &q).expect("init");
-        let spec = StreamSpec {
-            batches: 3,
-            max_len: 12,
-            vlabels: vl,
-            elabels: el,
-            vertex_ops: seed % 4 == 1,
-        };
-        if let Err(e) = check_set_differences(&mut eng, &mut r, &mut model, &q, spec) {
-            panic!("seed {seed}: {e}");
-        }
-    }
+    let case = TreeCase {
+        labels: 1..=4,
+        nodes: 10..16,
+        p: 0.3,
+        size: 6..=8,
+        chords: 0.04,
+        max_len: 12,
+    };
+    tree_queries_match_the_oracles(9100, 48, case);
 }
 
 /// Tree-like queries (6-9 vertices) over 4-6 labels, whose plans often
 /// fall apart into label-disjoint parts ([`csm_planner::Split`]) counted
-/// as a product: static counts against VF2 or brute force and mixed
-/// batches against the brute-force set differences, with the fixed, cost
-/// and sampled orders and 1-2 threads, symmetry rules off on every other
-/// seed. Fails unless some plans split.
+/// as a product. Fails unless some plans split.
 #[test]
 fn split_plans_match_the_oracles() {
+    let case = TreeCase {
+        labels: 4..=6,
+        nodes: 12..18,
+        p: 0.35,
+        size: 6..=9,
+        chords: 0.03,
+        max_len: 14,
+    };
+    let split = tree_queries_match_the_oracles(9300, 40, case);
+    assert!(split > 20, "only {split} delta plans split");
+}
+
+/// Random graphs and tree-like queries drawn from these ranges.
+struct TreeCase {
+    labels: std::ops::RangeInclusive<u32>,
+    nodes: std::ops::Range<u32>,
+    /// Edge probability of the data graph.
+    p: f64,
+    size: std::ops::RangeInclusive<usize>,
+    /// Chord probability of the query (beyond its spanning tree).
+    chords: f64,
+    /// Longest batch.
+    max_len: usize,
+}
+
+/// `seeds` cases from `seed0` on: static counts against VF2 or brute force
+/// and three mixed batches against the brute-force set differences, with
+/// the fixed, cost and sampled orders, 1-2 threads, symmetry rules off on
+/// every other seed, edge labels every fifth; returns how many cost-order
+/// delta plans split.
+fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> usize {
     let mut split = 0;
-    for seed in 0..40u64 {
-        let mut r = rng(9300 + seed);
-        let vl = r.random_range(4..=6u32);
+    for seed in 0..seeds {
+        let mut r = rng(seed0 + seed);
+        let vl = r.random_range(case.labels.clone());
         let el = (seed % 5 == 0).then_some(2);
-        let n = r.random_range(12..18u32);
-        let mut model = random_graph(&mut r, n, 0.35, vl, el);
-        let k = r.random_range(6..=9usize);
-        let q = random_query(&mut r, k, 0.03, vl, el);
+        let n = r.random_range(case.nodes.clone());
+        let mut model = random_graph(&mut r, n, case.p, vl, el);
+        let k = r.random_range(case.size.clone());
+        let q = random_query(&mut r, k, case.chords, vl, el);
         let g = CsrGraph::from_data(&model.to_data()).expect("valid");
         let stats = csm_planner::GraphStats::of(&g);
         split += csm_planner::delta_plans(&q, &CostOrder, &stats)
@@ -944,22 +949,21 @@ fn split_plans_match_the_oracles() {
             .count();
         let order = (seed % 3) as u8;
         let threads = 1 + (seed / 3 % 2) as usize;
-        let symmetry = seed % 2 == 0;
-        let want = vf2_or_brute_force(&g, &q);
         let fresh = || {
             let e = engine_with(threads, order);
-            if symmetry {
+            if seed % 2 == 0 {
                 e
             } else {
                 e.without_symmetry()
             }
         };
+        let want = vf2_or_brute_force(&g, &q);
         assert_eq!(fresh().count(&g, &q).unwrap(), want, "seed {seed} static");
         let mut eng = fresh();
         eng.init(&model.to_data(), &q).expect("init");
         let spec = StreamSpec {
             batches: 3,
-            max_len: 14,
+            max_len: case.max_len,
             vlabels: vl,
             elabels: el,
             vertex_ops: seed % 4 == 1,
@@ -968,5 +972,5 @@ fn split_plans_match_the_oracles() {
             panic!("seed {seed}: {e}");
         }
     }
-    assert!(split > 20, "only {split} delta plans split");
+    split
 }
