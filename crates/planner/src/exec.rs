@@ -366,7 +366,7 @@ impl Executor {
         }
         self.partials_fresh = 0;
         for e in 0..depth {
-            if plan.levels[e].reads.is_empty() || !plan.levels[e + 1..].iter().any(|l| l.reuse == Some(e as u8)) {
+            if plan.levels[e].reads.is_empty() || plan.reused >> e & 1 == 0 {
                 continue;
             }
             self.fill_own(g, plan, e);

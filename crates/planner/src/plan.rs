@@ -143,6 +143,8 @@ pub struct Plan {
     /// Per depth d: the positions of [`Level::conflicts`], as a mask (what
     /// a failing set takes when it does not track which of them hit).
     pub fail_conflicts: Vec<u32>,
+    /// Bit e: a later level reuses level e's candidates ([`Level::reuse`]).
+    pub reused: u32,
     /// The levels from some depth on fall apart into parts that share no
     /// vertex label ([`Split`]): a counting run multiplies the parts'
     /// counts there instead of enumerating their product.
@@ -191,6 +193,7 @@ impl Plan {
             partials_due: Vec::new(),
             fail_deps: Vec::new(),
             fail_conflicts: Vec::new(),
+            reused: 0,
             split: None,
         };
         plan.derive_shortcuts();
@@ -280,6 +283,7 @@ impl Plan {
         }
         self.fail_deps = deps;
         self.fail_conflicts = conflicts;
+        self.reused = levels.iter().filter_map(|l| l.reuse).fold(0, |m, e| m | 1 << e);
     }
 }
 
