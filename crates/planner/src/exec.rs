@@ -708,15 +708,18 @@ impl Executor {
             self.memo_epoch += 1;
         }
         self.partials_fresh &= !plan.partials_due[d];
-        if !ENUM && !V::OBSERVES && !self.tally.capped() {
-            if let Some(split) = plan.split.as_deref().filter(|s| s.at as usize == d) {
+        if !ENUM && !V::OBSERVES {
+            // (a capped count notes every match as it is listed)
+            let split = plan
+                .split
+                .as_deref()
+                .filter(|s| s.at as usize == d && !self.tally.capped());
+            if let Some(split) = split {
                 let total = self.count_parts(g, split, d);
                 self.tally.note(total);
                 vis.leave(d);
                 return total;
             }
-        }
-        if !ENUM && !V::OBSERVES {
             if let Some(tail) = plan.wide_tail.as_ref().filter(|t| t.start as usize == d) {
                 let total = self.count_wide_tail(g, plan, tail);
                 self.tally.note(total);

@@ -273,11 +273,10 @@ impl Plan {
             }
         }
         self.partials_due = due;
-        let mask = |ps: &mut dyn Iterator<Item = u8>| ps.fold(0u32, |m, p| m | 1 << p);
-        let conflicts: Vec<u32> = levels.iter().map(|l| mask(&mut l.conflicts.iter().copied())).collect();
+        let conflicts: Vec<u32> = levels.iter().map(|l| positions(l.conflicts.iter().copied())).collect();
         let mut deps = vec![0u32; n];
         for (d, level) in levels.iter().enumerate() {
-            let own = mask(&mut level.reads.iter().map(|r| r.pos).chain(level.above.iter().copied()));
+            let own = positions(level.reads.iter().map(|r| r.pos).chain(level.above.iter().copied()));
             let reused = level.reuse.map_or(0, |e| deps[e as usize] | conflicts[e as usize]);
             deps[d] = (own | reused) & below(d);
         }
@@ -285,6 +284,11 @@ impl Plan {
         self.fail_conflicts = conflicts;
         self.reused = levels.iter().filter_map(|l| l.reuse).fold(0, |m, e| m | 1 << e);
     }
+}
+
+/// Plan positions as a mask.
+fn positions(ps: impl IntoIterator<Item = u8>) -> u32 {
+    ps.into_iter().fold(0, |m, p| m | 1 << p)
 }
 
 /// The positions below depth `d`, as a mask.
