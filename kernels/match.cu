@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v11; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v12; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -59,6 +59,7 @@ typedef unsigned long long u64;
 #define VCOMMON 1u
 #define VNEW 2u
 #define FULL 0xffffffffu
+#define HOT 0x80000000u  // VEntry.len: the list was copied to device memory (match v12)
 
 // Plan layout (u32 words), PLAN_WORDS per plan:
 //   [0] depth  [1] start depth (2 for delta plans, 1 for static plans)
@@ -202,8 +203,10 @@ __device__ ListRef resolve_list(const Params& p, u32 v, u32 ver, u32 elabel, u64
         r.ids = (const u32*)t->ids;
         r.labs = (const u32*)t->labs;
         r.base = t->base;
-        r.len = t->len;
-        r.host = (u32)p.host_counts;
+        const u32 len = t->len;
+        r.len = len & ~HOT;
+        // match v12: a hot list (gather_lists) is in device memory
+        r.host = (len & HOT) ? 0u : (u32)p.host_counts;
         if (r.host) ++host_lists;
     }
     r.dom = (ver == VNEW) ? r.len : r.base;
@@ -802,6 +805,48 @@ extern "C" __global__ void scatter_entries(VEntry* __restrict__ table, const u32
                                            const VEntry* __restrict__ src, u32 n) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         table[idx[i]] = src[i];
+}
+
+// Match v12 (crates/gpu/src/hot.rs): the batch's hot lists, copied once from
+// host memory to device memory. Job j = (v, off): one warp copies v's raw
+// list (and, when `labelled`, its edge labels right after it) from where its
+// table entry points to area[off ..] with coalesced loads, then points the
+// entry at the copy and sets HOT in its length, so that match_kernel reads
+// it from device memory and does not count it as host bytes. The host
+// restores the entries (scatter_entries) once the batch's kernels are done.
+extern "C" __global__ void gather_lists(VEntry* __restrict__ table, const u32* __restrict__ jobs, u32 k,
+                                        u32* __restrict__ area, u32 labelled) {
+    const u32 lane = threadIdx.x & 31;
+    const u32 warps = (gridDim.x * blockDim.x) >> 5;
+    for (u32 j = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; j < k; j += warps) {
+        const u32 v = jobs[2 * j];
+        u32* __restrict__ dst = area + jobs[2 * j + 1];
+        const VEntry e = table[v];
+        if (e.len & HOT) continue;
+        const u32* __restrict__ src = (const u32*)e.ids;
+        u32 i = lane;
+        for (; i + 96 < e.len; i += 128) {
+            const u32 a = src[i], b = src[i + 32], c = src[i + 64], d = src[i + 96];
+            dst[i] = a;
+            dst[i + 32] = b;
+            dst[i + 64] = c;
+            dst[i + 96] = d;
+        }
+        for (; i < e.len; i += 32) dst[i] = src[i];
+        if (labelled) {
+            const u32* __restrict__ ls = (const u32*)e.labs;
+            for (u32 x = lane; x < e.len; x += 32) dst[e.len + x] = ls[x];
+        }
+        __syncwarp();
+        if (lane == 0) {
+            VEntry h;
+            h.ids = (u64)dst;
+            h.labs = labelled ? (u64)(dst + e.len) : 0ull;
+            h.base = e.base;
+            h.len = e.len | HOT;
+            table[v] = h;
+        }
+    }
 }
 
 // dst[idx[i]] = vals[i]: per-batch updates of the device vertex labels.

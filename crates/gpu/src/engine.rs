@@ -30,6 +30,7 @@ use crate::cache::{
 use crate::device::Gpu;
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
+use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, SplitPolicy};
 use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
@@ -171,6 +172,14 @@ impl StagedRun {
         self.seconds += seconds;
         self.cache_bytes = bytes;
         self.cache_vertices = vertices;
+    }
+
+    /// Adds a second cache load (match v12's hot lists) to the one charged
+    /// (its lists are not counted in `cache_vertices`, the resident set's).
+    pub fn add_cache_load(&mut self, seconds: f64, bytes: usize) {
+        self.dc_seconds += seconds;
+        self.seconds += seconds;
+        self.cache_bytes += bytes;
     }
 }
 
@@ -326,6 +335,9 @@ struct Inner {
     split: SplitPolicy,
     /// Whether a batch matches over the resident cache (match v9).
     resident_use: ResidentUse,
+    /// The batch's hot lists of [`Variant::GcsmPersist`] (match v12; built
+    /// by `init` unless the hot share is 0).
+    hot: Option<HotLists>,
     state: Option<State>,
 }
 
@@ -349,6 +361,8 @@ pub struct GpuEngine {
     /// batch changes hidden ([`ResidentCache::mask`]; the default), instead
     /// of on ZP's path (v9); set by [`GpuEngine::with_resident_bypass`].
     resident_bypass: bool,
+    /// Share of the budget for the batch's hot lists (match v12).
+    hot_frac: f64,
     /// Whether continuous matching keeps the edges the query cannot use
     /// out of the host graph ([`EdgesApart`], as the CPU engine does;
     /// default true), and those edges when it does.
@@ -388,6 +402,7 @@ impl GpuEngine {
             resident_refresh: (crate::resident::SERIAL_BELOW, false),
             resident_commit: true,
             resident_bypass: true,
+            hot_frac: 0.0,
             edge_filter: true,
             apart: None,
             gpu,
@@ -399,6 +414,7 @@ impl GpuEngine {
                 resident_fill: None,
                 split: SplitPolicy::default(),
                 resident_use: ResidentUse::new(ResidentUse::FRAC),
+                hot: None,
                 state: None,
             }),
         })
@@ -425,6 +441,15 @@ impl GpuEngine {
     /// `true`, the default) or in the next batch's refresh (match v8).
     pub fn with_resident_commit(mut self, at_commit: bool) -> Self {
         self.resident_commit = at_commit;
+        self
+    }
+
+    /// The share of the cache budget that `GcsmPersist` gives the batch's
+    /// hot lists (match v12, [`crate::hot`]; default 0: none, the whole
+    /// budget to the resident set; the bench's `gcsm-persist-hot` takes
+    /// [`crate::hot::HOT_FRAC`]). Takes effect at the next `init`.
+    pub fn with_hot_frac(mut self, frac: f64) -> Self {
+        self.hot_frac = frac.clamp(0.0, 1.0);
         self
     }
 
@@ -501,6 +526,7 @@ impl GpuEngine {
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         inner.resident = None;
         inner.resident_fill = None;
+        inner.hot = None;
         inner.split = SplitPolicy::new(inner.split.light_below);
         inner.resident_use = ResidentUse::new(inner.resident_use.frac);
         if self.variant == Variant::GcsmPersist {
@@ -508,7 +534,14 @@ impl GpuEngine {
             // its time is reported as `resident_fill_seconds` of the first
             // batch, not in a batch's matching time.
             let ranked = top_degree(&graph, 1 << 20);
-            let (mut c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, budget).map_err(gpu_err)?;
+            let hot_bytes = (budget as f64 * self.hot_frac) as usize;
+            inner.hot = if hot_bytes >= 4 {
+                Some(HotLists::new(self.gpu.clone(), hot_bytes).map_err(gpu_err)?)
+            } else {
+                None
+            };
+            let (mut c, load) =
+                ResidentCache::build(&self.gpu, &graph, &ranked, budget - hot_bytes).map_err(gpu_err)?;
             c.set_serial_below(self.resident_refresh.0);
             c.tracked_launches = self.resident_refresh.1;
             inner.resident_fill = Some((load.seconds, load.bytes));
@@ -594,6 +627,7 @@ impl GpuEngine {
             resident_fill,
             split,
             resident_use,
+            hot,
             state,
         } = inner;
         let st = state
@@ -668,6 +702,36 @@ impl GpuEngine {
                 }
             }
         }
+        // Match v12: the changed lists the resident set does not serve
+        // (hidden, evicted or never cached) go to the hot area before the
+        // kernel; charged to the batch like the refresh.
+        let mut hot_load = None;
+        if let (true, Some(h)) = (persist, hot.as_mut()) {
+            let over_cache = resident.is_some() && (hidden.is_some() || matches!(refreshed, Some(Ok(_))));
+            let hidden_v: &[VertexId] = hidden.as_ref().map_or(&[], |(_, h)| &h[..]);
+            let c = resident.as_ref();
+            let served = |v: VertexId| {
+                over_cache
+                    && c.is_some_and(|c| c.layout().slot(v).is_some_and(|s| s.live))
+                    && hidden_v.binary_search(&v).is_err()
+            };
+            match h.stage(&mut st.host, &changed, served) {
+                Ok(l) => hot_load = Some(l),
+                Err(e) => {
+                    st.graph.abort();
+                    let _ = st.host.sync(&st.graph, &changed);
+                    if let Some(c) = resident.as_mut() {
+                        c.invalidate(&changed);
+                        if let Some((_, h)) = &hidden {
+                            if c.refresh_unmasking(matcher.gpu(), &st.graph, &[], None, h).is_err() {
+                                *resident = None;
+                            }
+                        }
+                    }
+                    return Err(gpu_err(e));
+                }
+            }
+        }
         let sel: Option<&mut dyn CacheSelector> = match selector {
             Some(s) => Some(s.as_mut()),
             None => None,
@@ -712,6 +776,15 @@ impl GpuEngine {
                 Some(&mut *split),
             )
         };
+        // the hot lists' table entries point at the host again
+        let restored = hot.as_mut().map_or(Ok(()), |h| h.restore(&mut st.host));
+        let result = result.and_then(|mut r| {
+            restored?;
+            if let Some(l) = hot_load {
+                r.add_cache_load(l.seconds, l.bytes);
+            }
+            Ok(r)
+        });
         let run = match result {
             Ok(r) => r,
             Err(e) => {
@@ -800,6 +873,10 @@ impl GpuEngine {
         if persist {
             extra.insert("resident_used".into(), json!(use_resident));
             extra.insert("resident_masked".into(), json!(hidden.is_some()));
+            let hl = hot_load.unwrap_or_default();
+            extra.insert("hot_lists".into(), json!(hl.lists));
+            extra.insert("hot_bytes".into(), json!(hl.bytes));
+            extra.insert("hot_seconds".into(), json!(hl.seconds));
         }
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));

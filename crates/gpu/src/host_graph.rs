@@ -535,6 +535,25 @@ impl HostGraph {
         self.gpu.synchronize()
     }
 
+    /// Uploads the host's entries of `vertices` again: undoes what
+    /// [`crate::hot::HotLists`] pointed at device copies.
+    pub fn restore_entries(&mut self, vertices: &[VertexId]) -> GpuResult<()> {
+        let mut v: Vec<VertexId> = vertices
+            .iter()
+            .copied()
+            .filter(|&v| (v as usize) < self.entries.len())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        self.upload_entries(&v)
+    }
+
+    /// The device vertex table, for kernels that rewrite entries
+    /// ([`crate::hot::HotLists`]).
+    pub(crate) fn table_mut(&mut self) -> &mut CudaSlice<VEntry> {
+        &mut self.d_table
+    }
+
     /// Downloads the device vertex table and labels (tests).
     pub fn download_table(&self) -> GpuResult<(Vec<VEntry>, Vec<u32>)> {
         let mut t = self.gpu.download(&self.d_table)?;

@@ -34,6 +34,7 @@ pub mod emulate;
 pub mod engine;
 pub mod error;
 pub mod host_graph;
+pub mod hot;
 pub mod intersect;
 pub mod matcher;
 pub mod nvrtc;
@@ -47,6 +48,7 @@ pub use device::{gpu_available, DeviceInfo, Gpu, ManagedBuffer, MemInfo, PinnedB
 pub use engine::{run_staged, Budget, GpuEngine, StagedRun, Variant};
 pub use error::{GpuError, GpuResult};
 pub use host_graph::{HostGraph, HostMemory};
+pub use hot::{HotLists, HotLoad};
 pub use intersect::{intersect_counts, intersect_counts_timed, launch_intersect, PairRange};
 pub use matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 pub use nvrtc::{compile_source, KernelSource};

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use csm_baselines::CpuEngine;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, StaticMatcher};
+use csm_gpu::resident::ResidentUse;
 use csm_gpu::{gpu_available, Budget, GpuEngine, GpuError, HostGraph, HostMemory, Variant};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, LocatedUpdate, Strictness, Version, VertexId};
 use csm_planner::{GcsmOrder, QueryGraph};
@@ -324,8 +325,10 @@ fn resident_cache_matches_cpu_over_many_batches() {
             // on the whole graph: lists empty when the cache is filled get no
             // slot, and the edge filter leaves many lists empty, so a full
             // cache would read the lists those vertices gain from the host
+            // the resident set alone (hot lists: the next test)
             let mut e = e
                 .without_edge_filter()
+                .with_hot_frac(0.0)
                 .with_resident_refresh(serial_below, tracked)
                 .with_resident_commit(at_commit)
                 .with_resident_use(use_frac)
@@ -360,6 +363,49 @@ fn resident_cache_matches_cpu_over_many_batches() {
                 }
             }
         }
+    }
+}
+
+/// Match v12: the resident cache's engine copies the batch's changed lists
+/// that its resident set does not serve to device memory before the kernel.
+/// Counts equal the CPU's with and without those hot lists (edge labels
+/// too, whose labels travel with the lists), and over the same resident
+/// set the kernel reads fewer host bytes with them.
+#[test]
+fn hot_lists_match_cpu_and_save_host_reads() {
+    let plain = rmat_graph(11, 20_000, 2, None, 91);
+    let labelled = rmat_graph(10, 8000, 2, Some(2), 92);
+    let cases = [
+        (&plain, query("house", &[0, 1]), 256),
+        (&plain, query("5-cycle", &[0]), 64),
+        (&labelled, edge_labelled_query("house", &[0], &[1, 0, 0]), 128),
+    ];
+    for (g, q, size) in cases {
+        let (g0, batches) = stream(g, size, 6, 93);
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
+        let mut host_bytes = Vec::new();
+        // the same resident set (a tenth of the graph) without and with a hot
+        // area as large, and with every other batch masked
+        for (budget, hot, use_frac) in [
+            (0.1, 0.0, ResidentUse::FRAC),
+            (0.2, 0.5, ResidentUse::FRAC),
+            (0.2, 0.5, -1.0),
+        ] {
+            let Some(e) = engine_or_skip(Variant::GcsmPersist, Budget::Fraction(budget)) else {
+                return;
+            };
+            let mut e = e.without_edge_filter().with_hot_frac(hot).with_resident_use(use_frac);
+            let what = format!("persist, budget {budget}, hot {hot}, use {use_frac}");
+            let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
+            let lists: u64 = r.iter().map(|x| x.extra["hot_lists"].as_u64().unwrap()).sum();
+            assert_eq!(lists > 0, hot > 0.0, "{what}: {lists} hot lists");
+            host_bytes.push(r.iter().map(|x| x.extra["host_bytes"].as_u64().unwrap()).sum::<u64>());
+        }
+        assert!(
+            host_bytes[1] < host_bytes[0],
+            "hot lists saved no host reads: {host_bytes:?}"
+        );
     }
 }
 

@@ -93,6 +93,12 @@
 //! times predict under 1 ms); `-split` (e.g. `zp-split`,
 //! `gcsm-persist-split`) keeps the task options as they are (match v8).
 //!
+//! `gcsm-persist-hot` (match v12, its own resident cache) gives
+//! `--hot-frac` of the budget (default 0.4) to the batch's hot lists
+//! ([`csm_gpu::hot`]: the changed lists its resident set does not serve,
+//! copied to device memory before each row's kernel and charged as DC)
+//! and the rest to the resident set.
+//!
 //! `--split` runs each query on its own graph: the edges of its label
 //! triples only, as `csm stream` keeps them (`csm_engine::EdgesApart`; the
 //! other edges cannot be part of a match), and per batch the updates of
@@ -148,7 +154,7 @@ use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
 use csm_gpu::resident::{ResidentCache, ResidentUse};
 use csm_gpu::shares::LabelShares;
-use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, MatcherConfig, QueryPlans};
+use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, HotLists, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
 use csm_graph::{
     CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Label, LocatedUpdate, Nbrs, Strictness, Update, Version,
@@ -174,6 +180,8 @@ struct Args {
     variants: Vec<String>,
     vsgm_max_batch: usize,
     budget_frac: f64,
+    /// Share of the budget `gcsm-persist-hot` gives its hot lists (match v12).
+    hot_frac: f64,
     threads: usize,
     deadline_s: f64,
     out: PathBuf,
@@ -248,6 +256,7 @@ fn parse_args() -> Result<Args, String> {
             .collect(),
         vsgm_max_batch: 256,
         budget_frac: 0.05,
+        hot_frac: csm_gpu::hot::HOT_FRAC,
         threads: 16,
         deadline_s: 420.0,
         out: std::env::var_os("OUT").map(PathBuf::from).unwrap_or_else(|| ".".into()),
@@ -290,6 +299,7 @@ fn parse_args() -> Result<Args, String> {
             "--variants" => a.variants = list(v()?),
             "--vsgm-max-batch" => a.vsgm_max_batch = parse_num(&v()?)? as usize,
             "--budget-frac" => a.budget_frac = parse_num(&v()?)?,
+            "--hot-frac" => a.hot_frac = parse_num(&v()?)?,
             "--threads" => a.threads = parse_num(&v()?)? as usize,
             "--deadline-s" => a.deadline_s = parse_num(&v()?)?,
             "--out" => a.out = PathBuf::from(v()?),
@@ -858,6 +868,9 @@ struct GpuSide<'m> {
     /// The resident caches of `gcsm-persist` and `gcsm-persist-whole`
     /// (match v7), by engine name.
     resident: Vec<(String, ResidentCache)>,
+    /// Per resident cache, its hot-list area (match v12; only
+    /// `gcsm-persist-hot` has one).
+    hot: Vec<Option<HotLists>>,
 }
 
 fn main() {
@@ -1149,6 +1162,7 @@ impl Run<'_> {
                     pinned,
                     managed,
                     resident: Vec::new(),
+                    hot: Vec::new(),
                 })
             }
             None => None,
@@ -1171,14 +1185,28 @@ impl Run<'_> {
                 "gcsm-persist-v7",
                 "gcsm-persist-v8",
                 "gcsm-persist-par",
+                "gcsm-persist-hot",
             ] {
                 if !want(name) {
                     continue;
                 }
+                // Match v12: gcsm-persist-hot gives `hot_frac` of the budget
+                // to the batch's hot lists and the rest to the resident set.
+                let hot_bytes = if name == "gcsm-persist-hot" {
+                    (budget as f64 * a.hot_frac.clamp(0.0, 1.0)) as usize
+                } else {
+                    0
+                };
                 let t = Instant::now();
                 let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
                 let rank_s = t.elapsed().as_secs_f64();
-                let (mut c, load) = ResidentCache::build(&s.gpu, &graph, &ranked, budget).map_err(|e| e.to_string())?;
+                let (mut c, load) =
+                    ResidentCache::build(&s.gpu, &graph, &ranked, budget - hot_bytes).map_err(|e| e.to_string())?;
+                let hot = if hot_bytes > 0 {
+                    Some(HotLists::new(s.gpu.clone(), hot_bytes).map_err(|e| e.to_string())?)
+                } else {
+                    None
+                };
                 c.set_whole_only(name.ends_with("-whole"));
                 if name.ends_with("-v7") {
                     // Match v7's refresh: slices handed to cudarc (its event
@@ -1206,7 +1234,9 @@ impl Run<'_> {
                 gsetup["resident_rank_seconds"] = json!(rank_s);
                 gsetup["resident_lists"] = json!(c.layout().live());
                 gsetup["resident_bytes"] = json!(c.layout().bytes());
+                gsetup[format!("{name}_hot_bytes")] = json!(hot_bytes);
                 s.resident.push((name.to_string(), c));
+                s.hot.push(hot);
             }
         }
         gsetup["vsgm_budget_bytes"] = json!(vsgm_budget);
@@ -1497,6 +1527,7 @@ impl Run<'_> {
                                 pinned,
                                 managed,
                                 resident,
+                                hot,
                             } = s;
                             // the (engine, query)'s small-batch expansion policy
                             let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
@@ -1542,6 +1573,21 @@ impl Run<'_> {
                                 };
                                 let c = &*c;
                                 let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
+                                // Match v12: the changed lists the resident set
+                                // does not serve (hidden, evicted or never
+                                // cached) go to the hot area for this row.
+                                let hot_load = match hot[ri].as_mut() {
+                                    Some(h) => {
+                                        let hidden: &[VertexId] = mask.as_ref().map_or(&[], |(_, h)| &h[..]);
+                                        let served = |v: VertexId| {
+                                            kc.is_some()
+                                                && c.layout().slot(v).is_some_and(|s| s.live)
+                                                && hidden.binary_search(&v).is_err()
+                                        };
+                                        Some(h.stage(pinned, &changed, served).map_err(|e| e.to_string())?)
+                                    }
+                                    _ => None,
+                                };
                                 // The refresh is queued without a synchronisation
                                 // (the kernel follows it on the stream): every
                                 // row that uses the cache is charged its host
@@ -1560,8 +1606,15 @@ impl Run<'_> {
                                             let live = c.layout().live().saturating_sub(hidden.len());
                                             r.charge_cache_load(secs, m.bytes, live);
                                         }
+                                        if let Some(l) = hot_load {
+                                            r.add_cache_load(l.seconds, l.bytes);
+                                        }
                                         Ok(r)
                                     });
+                                if let Some(h) = hot[ri].as_mut() {
+                                    // not charged: a restore of table entries
+                                    h.restore(pinned).map_err(|e| e.to_string())?;
+                                }
                                 if let Some((_, hidden)) = &mask {
                                     // not charged: in GpuEngine these words ride
                                     // on the refresh after the kernel
