@@ -759,9 +759,11 @@ impl Executor {
     }
 
     /// Completions of a node at depth `split.at` ([`Plan::split`]): the
-    /// product of each part's completions, counted by another executor
-    /// (its plans bind the same prefix). Sets the failing set of the
-    /// first part that has none.
+    /// product of each part's completions less the completions of each
+    /// overlap (two parts' vertices merged; [`crate::plan::Split`]), all
+    /// counted by another executor (their plans bind the same prefix).
+    /// Sets the failing set of the first part that has none.
+    #[inline(never)]
     fn count_parts<G: GraphView + ?Sized>(&mut self, g: &G, split: &crate::plan::Split, d: usize) -> u64 {
         let sub = self.parts.get_or_insert_with(Box::default);
         let mut total = 1u64;
@@ -772,6 +774,14 @@ impl Executor {
                 return 0;
             }
             total = total.saturating_mul(n);
+        }
+        // pairs of completions that bind two vertices to one data vertex
+        for overlap in &split.overlaps {
+            total -= sub.count(g, overlap, &self.emb[..d], &mut NoVisitor);
+        }
+        if total == 0 {
+            // every pair collides: any binding may matter
+            self.fail = below(d);
         }
         total
     }

@@ -145,27 +145,41 @@ pub struct Plan {
     pub fail_conflicts: Vec<u32>,
     /// Bit e: a later level reuses level e's candidates ([`Level::reuse`]).
     pub reused: u32,
-    /// The levels from some depth on fall apart into parts that share no
-    /// vertex label ([`Split`]): a counting run multiplies the parts'
-    /// counts there instead of enumerating their product.
+    /// The levels from some depth on fall apart into parts ([`Split`]): a
+    /// counting run multiplies the parts' counts there (less the counts of
+    /// their overlaps when two parts share labels) instead of enumerating
+    /// their product.
     pub split: Option<Box<Split>>,
 }
 
 /// Where a plan's remaining query vertices fall apart: given the bindings
 /// of `order[..at]`, the vertices `order[at..]` form two or more connected
-/// parts (no query edge between parts) with pairwise disjoint vertex label
-/// sets, so no injectivity check joins two parts and the completions of a
-/// prefix are the product of each part's completions. `parts[k]` is a plan
-/// of `order[..at]` followed by part k's vertices (in their order, a leaf
+/// parts (no query edge between parts). `parts[k]` is a plan of
+/// `order[..at]` followed by part k's vertices (in their order, a leaf
 /// moved last as everywhere), read in the same versions; its own levels
 /// may split again. Counting a 12-vertex tree whose branches hang off one
 /// bound vertex then costs the sum of the branches' searches, not their
-/// product (the independent-tail shortcuts handle single leaves, which may
-/// share labels: [`Plan::wide_tail`]).
+/// product (the independent-tail shortcuts handle single leaves:
+/// [`Plan::wide_tail`]).
+///
+/// When the parts' vertex label sets are pairwise disjoint, no injectivity
+/// check joins two parts, and the completions of a prefix are the product
+/// of each part's completions (`overlaps` is empty). Two parts A and B
+/// that share labels are counted by inclusion–exclusion: every pair of
+/// completions (a, b) binds some same-label vertices x of A and y of B to
+/// one data vertex, and those pairs (x, y) form a matching M; the pairs
+/// with matching M are exactly the embeddings of the query with each pair
+/// of M merged into one vertex. So the completions are |A|·|B| minus, for
+/// each nonempty matching M, the count of that merged query. `overlaps`
+/// holds those merged queries' plans (prefix `order[..at]`, then the
+/// merged part; a merge that would need two edge labels between two
+/// vertices has no embedding and no plan), at most [`MAX_OVERLAPS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Split {
     pub at: u8,
     pub parts: Vec<Plan>,
+    /// Counted and subtracted from the parts' product (see above).
+    pub overlaps: Vec<Plan>,
 }
 
 impl Plan {
@@ -600,21 +614,26 @@ pub fn static_plan_on(
 
 fn static_plan_from(q: &QueryGraph, order: Vec<QVertex>, stats: &GraphStats, version: Version) -> Plan {
     let order = defer_leaf(q, order, 1);
-    split_plan(q, order, 1, needs_label_checks(q, stats), &|o| {
-        levels_for(q, o, |_| version, None)
-    })
+    split_plan(q, order, 1, needs_label_checks(q, stats), &|_| version, None)
 }
 
-/// The plan of `order` (levels by `levels_of`) with its [`Split`], if
-/// any, at a depth of at least `fixed` (bound before any level runs).
+/// Most nonempty cross-part matchings ([`Split::overlaps`]) a split of two
+/// parts that share vertex labels may subtract: each is one more count at
+/// every split node.
+pub const MAX_OVERLAPS: usize = 16;
+
+/// The plan of `order` (levels by [`levels_for`] with `versions` and
+/// `skip`) with its [`Split`], if any, at a depth of at least `fixed`
+/// (bound before any level runs).
 fn split_plan(
     q: &QueryGraph,
     order: Vec<QVertex>,
     fixed: usize,
     check_labels: bool,
-    levels_of: &dyn Fn(&[QVertex]) -> Vec<Level>,
+    versions: &dyn Fn(usize) -> Version,
+    skip: Option<usize>,
 ) -> Plan {
-    let mut plan = Plan::new(order.clone(), levels_of(&order), check_labels);
+    let mut plan = Plan::new(order.clone(), levels_for(q, &order, versions, skip), check_labels);
     let n = order.len();
     // A split pays where two or more parts have levels that the plan works
     // on at every node of the level before: the plan's nodes are then the
@@ -624,26 +643,163 @@ fn split_plan(
     let hoisted = plan.levels[n - 1].hoist.is_some() && plan.wide_tail.is_none();
     let works = |part: &Vec<QVertex>| part.iter().any(|&u| !(hoisted && u == order[n - 1]));
     let split = (fixed.max(1)..n.saturating_sub(1)).find_map(|at| {
-        let parts = label_disjoint_parts(q, &order[at..])?;
-        (parts.iter().filter(|p| works(p)).count() >= 2).then_some((at, parts))
+        let parts = connected_parts(q, &order[at..])?;
+        if parts.iter().filter(|p| works(p)).count() < 2 {
+            return None;
+        }
+        if labels_disjoint(q, &parts) {
+            return Some((at, parts, Vec::new()));
+        }
+        let overlaps = overlap_plans(q, &order, at, &parts, check_labels, versions, skip)?;
+        Some((at, parts, overlaps))
     });
-    if let Some((at, parts)) = split {
+    if let Some((at, parts, overlaps)) = split {
         let parts = parts
             .into_iter()
             .map(|part| {
                 let sub: Vec<QVertex> = order[..at].iter().copied().chain(part).collect();
-                split_plan(q, defer_leaf(q, sub, at), at + 1, check_labels, levels_of)
+                split_plan(q, defer_leaf(q, sub, at), at + 1, check_labels, versions, skip)
             })
             .collect();
-        plan.split = Some(Box::new(Split { at: at as u8, parts }));
+        plan.split = Some(Box::new(Split {
+            at: at as u8,
+            parts,
+            overlaps,
+        }));
     }
     plan
 }
 
+/// The plans that [`Split::overlaps`] subtracts when the two `parts` of
+/// `order[at..]` share vertex labels: one per nonempty matching of
+/// same-label vertices across the parts, of the query with each matched
+/// pair merged into one vertex. `None` when there are more than two parts
+/// or more than [`MAX_OVERLAPS`] such matchings.
+fn overlap_plans(
+    q: &QueryGraph,
+    order: &[QVertex],
+    at: usize,
+    parts: &[Vec<QVertex>],
+    check_labels: bool,
+    versions: &dyn Fn(usize) -> Version,
+    skip: Option<usize>,
+) -> Option<Vec<Plan>> {
+    let [a, b] = parts else {
+        return None;
+    };
+    let pairs: Vec<(QVertex, QVertex)> = a
+        .iter()
+        .flat_map(|&x| {
+            b.iter()
+                .filter(move |&&y| q.label(x) == q.label(y))
+                .map(move |&y| (x, y))
+        })
+        .collect();
+    // nonempty sets of pairs that share no vertex
+    let mut matchings: Vec<Vec<(QVertex, QVertex)>> = Vec::new();
+    for set in 1u32..1 << pairs.len().min(20) {
+        let m: Vec<(QVertex, QVertex)> = (0..pairs.len())
+            .filter(|&k| set >> k & 1 == 1)
+            .map(|k| pairs[k])
+            .collect();
+        let disjoint = m
+            .iter()
+            .enumerate()
+            .all(|(i, p)| m[i + 1..].iter().all(|r| r.0 != p.0 && r.1 != p.1));
+        if disjoint {
+            matchings.push(m);
+            if matchings.len() > MAX_OVERLAPS {
+                return None;
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    for m in matchings {
+        if let Some(p) = merged_plan(q, order, at, &m, check_labels, versions, skip) {
+            plans.push(p);
+        }
+    }
+    Some(plans)
+}
+
+/// The plan, bound prefix `order[..at]`, of `q` with each pair `(x, y)`
+/// of `merge` made one vertex (at the earlier of the two positions; its
+/// reads are both vertices' edges), or `None` when such a vertex would
+/// need two edge labels to one neighbour (no embedding). Two edges of one
+/// neighbour in different versions become one read of the version both
+/// imply: Common with New or Old is Common (N ∩ N' lies in both).
+fn merged_plan(
+    q: &QueryGraph,
+    order: &[QVertex],
+    at: usize,
+    merge: &[(QVertex, QVertex)],
+    check_labels: bool,
+    versions: &dyn Fn(usize) -> Version,
+    skip: Option<usize>,
+) -> Option<Plan> {
+    let n = q.num_vertices();
+    let gone = |v: QVertex| merge.iter().any(|&(_, y)| y == v);
+    let mut id = vec![usize::MAX; n];
+    let mut next = 0;
+    for (v, slot) in id.iter_mut().enumerate() {
+        if !gone(v) {
+            *slot = next;
+            next += 1;
+        }
+    }
+    for &(x, y) in merge {
+        id[y] = id[x];
+    }
+    let labels: Vec<Label> = (0..n).filter(|&v| !gone(v)).map(|v| q.label(v)).collect();
+    let mut edges: Vec<(QVertex, QVertex, Label)> = Vec::new();
+    // per merged edge, the version its reads take
+    let mut vers: Vec<Version> = Vec::new();
+    let mut seed = None;
+    for (j, &(u, v, l)) in q.edges().iter().enumerate() {
+        let (u2, v2) = (id[u], id[v]);
+        let ver = versions(j);
+        match edges
+            .iter()
+            .position(|&(a, b, _)| (a, b) == (u2, v2) || (a, b) == (v2, u2))
+        {
+            Some(k) => {
+                if edges[k].2 != l {
+                    return None;
+                }
+                if vers[k] != ver {
+                    vers[k] = Version::Common;
+                }
+            }
+            None => {
+                if skip == Some(j) {
+                    seed = Some(edges.len());
+                }
+                edges.push((u2, v2, l));
+                vers.push(ver);
+            }
+        }
+    }
+    let m = QueryGraph::new(labels, &edges, q.edge_labelled()).ok()?;
+    let mut sub: Vec<QVertex> = Vec::with_capacity(next);
+    for &v in order {
+        if !sub.contains(&id[v]) {
+            sub.push(id[v]);
+        }
+    }
+    let versions_m = |j: usize| vers[j];
+    Some(split_plan(
+        &m,
+        defer_leaf(&m, sub, at),
+        at + 1,
+        check_labels,
+        &versions_m,
+        seed,
+    ))
+}
+
 /// The connected parts of `rest` (query edges within `rest` only, each in
-/// `rest`'s order) when there are two or more and no vertex label occurs
-/// in two of them.
-fn label_disjoint_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>> {
+/// `rest`'s order) when there are two or more.
+fn connected_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>> {
     let within = rest.iter().fold(0u32, |m, &u| m | 1 << u);
     let mut parts: Vec<u32> = Vec::new();
     for &u in rest {
@@ -665,23 +821,26 @@ fn label_disjoint_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVer
     if parts.len() < 2 {
         return None;
     }
-    let labels = |p: u32| -> Vec<Label> {
-        let mut l: Vec<Label> = (0..q.num_vertices())
-            .filter(|&v| p >> v & 1 == 1)
-            .map(|v| q.label(v))
-            .collect();
-        l.sort_unstable();
-        l.dedup();
-        l
-    };
-    let sets: Vec<Vec<Label>> = parts.iter().map(|&p| labels(p)).collect();
-    let disjoint = (0..sets.len()).all(|i| (i + 1..sets.len()).all(|j| sets[i].iter().all(|l| !sets[j].contains(l))));
-    disjoint.then(|| {
+    Some(
         parts
             .iter()
             .map(|&p| rest.iter().copied().filter(|&u| p >> u & 1 == 1).collect())
-            .collect()
-    })
+            .collect(),
+    )
+}
+
+/// Whether no vertex label occurs in two of `parts`.
+fn labels_disjoint(q: &QueryGraph, parts: &[Vec<QVertex>]) -> bool {
+    let sets: Vec<Vec<Label>> = parts
+        .iter()
+        .map(|p| {
+            let mut l: Vec<Label> = p.iter().map(|&v| q.label(v)).collect();
+            l.sort_unstable();
+            l.dedup();
+            l
+        })
+        .collect();
+    (0..sets.len()).all(|i| (i + 1..sets.len()).all(|j| sets[i].iter().all(|l| !sets[j].contains(l))))
 }
 
 /// The 2m delta plans of a query (one per relation and sign).
@@ -713,12 +872,11 @@ fn delta_plans_with(
                 Sign::Negative => Version::Old,
             };
             let version_of = |j: usize| if j < i { Version::Common } else { later };
-            let levels_of = |o: &[QVertex]| levels_for(q, o, version_of, Some(i));
             out.push(DeltaPlan {
                 edge_index: i,
                 sign,
                 seed_elabel: q.edge_labelled().then_some(l),
-                plan: split_plan(q, order.clone(), 2, needs_label_checks(q, stats), &levels_of),
+                plan: split_plan(q, order.clone(), 2, needs_label_checks(q, stats), &version_of, Some(i)),
             });
         }
     }
