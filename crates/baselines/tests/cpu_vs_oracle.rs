@@ -892,8 +892,28 @@ fn failing_sets_on_tree_queries_match_the_oracles() {
         size: 6..=8,
         chords: 0.04,
         max_len: 12,
+        edge_labels_every: 5,
     };
     tree_queries_match_the_oracles(9100, 48, case);
+}
+
+/// Tree-like queries over 1-3 labels, whose plans fall apart into two parts
+/// that share labels, counted as the parts' product less their overlaps
+/// (the query with same-label vertices of the two parts merged;
+/// [`csm_planner::Split`]). Fails unless some plans subtract overlaps.
+#[test]
+fn overlapping_split_plans_match_the_oracles() {
+    let case = TreeCase {
+        labels: 1..=3,
+        nodes: 10..15,
+        p: 0.3,
+        size: 6..=8,
+        chords: 0.02,
+        max_len: 12,
+        edge_labels_every: 2,
+    };
+    let (_, overlapping) = tree_queries_match_the_oracles(9500, 64, case);
+    assert!(overlapping > 20, "only {overlapping} delta plans subtract overlaps");
 }
 
 /// Tree-like queries (6-9 vertices) over 4-6 labels, whose plans often
@@ -908,8 +928,9 @@ fn split_plans_match_the_oracles() {
         size: 6..=9,
         chords: 0.03,
         max_len: 14,
+        edge_labels_every: 5,
     };
-    let split = tree_queries_match_the_oracles(9300, 40, case);
+    let (split, _) = tree_queries_match_the_oracles(9300, 40, case);
     assert!(split > 20, "only {split} delta plans split");
 }
 
@@ -924,29 +945,34 @@ struct TreeCase {
     chords: f64,
     /// Longest batch.
     max_len: usize,
+    /// Every this many seeds, the graph and query carry 2 edge labels.
+    edge_labels_every: u64,
 }
 
 /// `seeds` cases from `seed0` on: static counts against VF2 or brute force
 /// and three mixed batches against the brute-force set differences, with
 /// the fixed, cost and sampled orders, 1-2 threads, symmetry rules off on
-/// every other seed, edge labels every fifth; returns how many cost-order
-/// delta plans split.
-fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> usize {
+/// every other seed, edge labels as `case` says; returns how many cost-order
+/// delta plans split, and how many of those subtract overlaps.
+fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize) {
     let mut split = 0;
+    let mut overlapping = 0;
     for seed in 0..seeds {
         let mut r = rng(seed0 + seed);
         let vl = r.random_range(case.labels.clone());
-        let el = (seed % 5 == 0).then_some(2);
+        let el = (seed % case.edge_labels_every == 0).then_some(2);
         let n = r.random_range(case.nodes.clone());
         let mut model = random_graph(&mut r, n, case.p, vl, el);
         let k = r.random_range(case.size.clone());
         let q = random_query(&mut r, k, case.chords, vl, el);
         let g = CsrGraph::from_data(&model.to_data()).expect("valid");
         let stats = csm_planner::GraphStats::of(&g);
-        split += csm_planner::delta_plans(&q, &CostOrder, &stats)
-            .iter()
-            .filter(|p| p.plan.split.is_some())
-            .count();
+        for p in csm_planner::delta_plans(&q, &CostOrder, &stats) {
+            if let Some(s) = &p.plan.split {
+                split += 1;
+                overlapping += usize::from(!s.overlaps.is_empty());
+            }
+        }
         let order = (seed % 3) as u8;
         let threads = 1 + (seed / 3 % 2) as usize;
         let fresh = || {
@@ -972,5 +998,5 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> usi
             panic!("seed {seed}: {e}");
         }
     }
-    split
+    (split, overlapping)
 }
