@@ -706,6 +706,7 @@ impl GpuEngine {
         // (hidden, evicted or never cached) go to the hot area before the
         // kernel; charged to the batch like the refresh.
         let mut hot_load = None;
+        let mut hot_err = None;
         if let (true, Some(h)) = (persist, hot.as_mut()) {
             let over_cache = resident.is_some() && (hidden.is_some() || matches!(refreshed, Some(Ok(_))));
             let hidden_v: &[VertexId] = hidden.as_ref().map_or(&[], |(_, h)| &h[..]);
@@ -715,28 +716,19 @@ impl GpuEngine {
                     && c.is_some_and(|c| c.layout().slot(v).is_some_and(|s| s.live))
                     && hidden_v.binary_search(&v).is_err()
             };
+            // a failed copy skips the kernel and aborts the batch below
             match h.stage(&mut st.host, &changed, served) {
                 Ok(l) => hot_load = Some(l),
-                Err(e) => {
-                    st.graph.abort();
-                    let _ = st.host.sync(&st.graph, &changed);
-                    if let Some(c) = resident.as_mut() {
-                        c.invalidate(&changed);
-                        if let Some((_, h)) = &hidden {
-                            if c.refresh_unmasking(matcher.gpu(), &st.graph, &[], None, h).is_err() {
-                                *resident = None;
-                            }
-                        }
-                    }
-                    return Err(gpu_err(e));
-                }
+                Err(e) => hot_err = Some(e),
             }
         }
         let sel: Option<&mut dyn CacheSelector> = match selector {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
-        let result = if persist && !use_resident {
+        let result = if let Some(e) = hot_err {
+            Err(e)
+        } else if persist && !use_resident {
             match (&hidden, resident.as_ref()) {
                 (Some((load, h)), Some(c)) => {
                     run_cached(matcher, Some(c), &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
