@@ -695,9 +695,13 @@ fn overlap_plans(
                 .map(move |&y| (x, y))
         })
         .collect();
+    // each pair alone is a matching
+    if pairs.len() > MAX_OVERLAPS {
+        return None;
+    }
     // nonempty sets of pairs that share no vertex
     let mut matchings: Vec<Vec<(QVertex, QVertex)>> = Vec::new();
-    for set in 1u32..1 << pairs.len().min(20) {
+    for set in 1u32..1 << pairs.len() {
         let m: Vec<(QVertex, QVertex)> = (0..pairs.len())
             .filter(|&k| set >> k & 1 == 1)
             .map(|k| pairs[k])
