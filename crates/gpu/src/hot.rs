@@ -152,7 +152,9 @@ impl HotLists {
             load.seconds = t.elapsed().as_secs_f64();
             return Ok(load);
         }
-        load.bytes = 4 * chosen.iter().map(|&(v, _)| words(v)).sum::<usize>();
+        // the lists lie back to back: the last one ends where the copy does
+        let &(last, off) = chosen.last().expect("not empty");
+        load.bytes = 4 * (off as usize + words(last));
         let jobs: Vec<u32> = chosen.iter().flat_map(|&(v, off)| [v, off]).collect();
         if self.jobs.as_ref().map_or(true, |j| j.len() < jobs.len()) {
             self.jobs = None;
