@@ -147,7 +147,7 @@ pub struct Plan {
     pub reused: u32,
     /// The levels from some depth on fall apart into parts ([`Split`]): a
     /// counting run multiplies the parts' counts there (less the counts of
-    /// their overlaps when two parts share labels) instead of enumerating
+    /// their overlaps when parts share labels) instead of enumerating
     /// their product.
     pub split: Option<Box<Split>>,
 }
@@ -164,16 +164,19 @@ pub struct Plan {
 ///
 /// When the parts' vertex label sets are pairwise disjoint, no injectivity
 /// check joins two parts, and the completions of a prefix are the product
-/// of each part's completions (`overlaps` is empty). Two parts A and B
-/// that share labels are counted by inclusion–exclusion: every pair of
-/// completions (a, b) binds some same-label vertices x of A and y of B to
-/// one data vertex, and those pairs (x, y) form a matching M; the pairs
-/// with matching M are exactly the embeddings of the query with each pair
-/// of M merged into one vertex. So the completions are |A|·|B| minus, for
-/// each nonempty matching M, the count of that merged query. `overlaps`
-/// holds those merged queries' plans (prefix `order[..at]`, then the
-/// merged part; a merge that would need two edge labels between two
-/// vertices has no embedding and no plan), at most [`MAX_OVERLAPS`].
+/// of each part's completions (`overlaps` is empty). Parts that share
+/// labels are counted by inclusion–exclusion: every tuple of the parts'
+/// completions binds some same-label vertices of distinct parts to one
+/// data vertex each, and those vertices form blocks (at most one vertex of
+/// a part in a block); the tuples with given blocks are exactly the
+/// embeddings of the query with each block merged into one vertex. So the
+/// completions are the product of the parts' counts minus, for each
+/// nonempty set of blocks, the count of that merged query (for two parts
+/// A and B: |A|·|B| less one merged query per nonempty matching of A's and
+/// B's same-label vertices). `overlaps` holds those merged queries' plans
+/// (prefix `order[..at]`, then the merged parts, which may split again; a
+/// merge that would need two edge labels between two vertices has no
+/// embedding and no plan), at most [`MAX_OVERLAPS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Split {
     pub at: u8,
@@ -614,13 +617,46 @@ pub fn static_plan_on(
 
 fn static_plan_from(q: &QueryGraph, order: Vec<QVertex>, stats: &GraphStats, version: Version) -> Plan {
     let order = defer_leaf(q, order, 1);
-    split_plan(q, order, 1, needs_label_checks(q, stats), &|_| version, None)
+    let how = Splitting::new(needs_label_checks(q, stats));
+    split_plan(q, order, 1, &how, &|_| version, None)
 }
 
-/// Most nonempty cross-part matchings ([`Split::overlaps`]) a split of two
-/// parts that share vertex labels may subtract: each is one more count at
-/// every split node.
+/// Most merge patterns ([`Split::overlaps`]: nonempty sets of blocks of
+/// same-label vertices across parts) a split of parts that share vertex
+/// labels may subtract: each is one more count at every split node.
 pub const MAX_OVERLAPS: usize = 16;
+
+/// Most overlap plans ([`Split::overlaps`]) one plan may hold, over all its
+/// splits, those of its parts and those of its overlaps' own plans. A
+/// merged query may split with overlaps again, so without a bound the
+/// plans of a large query with few labels grow exponentially (a 32-vertex
+/// query with 4 labels took minutes and gigabytes to plan). Splits past
+/// the bound list their parts' product instead.
+pub const MAX_OVERLAP_PLANS: usize = 256;
+
+/// What [`split_plan`] keeps across the plans of one query: whether levels
+/// check labels, and how many overlap plans may still be made
+/// ([`MAX_OVERLAP_PLANS`]).
+struct Splitting {
+    check_labels: bool,
+    overlaps_left: std::cell::Cell<usize>,
+}
+
+impl Splitting {
+    fn new(check_labels: bool) -> Splitting {
+        Splitting {
+            check_labels,
+            overlaps_left: std::cell::Cell::new(MAX_OVERLAP_PLANS),
+        }
+    }
+
+    /// Takes `n` overlap plans from the bound, or none when fewer are left.
+    fn take(&self, n: usize) -> bool {
+        let left = self.overlaps_left.get();
+        self.overlaps_left.set(left.saturating_sub(n));
+        n <= left
+    }
+}
 
 /// The plan of `order` (levels by [`levels_for`] with `versions` and
 /// `skip`) with its [`Split`], if any, at a depth of at least `fixed`
@@ -629,11 +665,11 @@ fn split_plan(
     q: &QueryGraph,
     order: Vec<QVertex>,
     fixed: usize,
-    check_labels: bool,
+    how: &Splitting,
     versions: &dyn Fn(usize) -> Version,
     skip: Option<usize>,
 ) -> Plan {
-    let mut plan = Plan::new(order.clone(), levels_for(q, &order, versions, skip), check_labels);
+    let mut plan = Plan::new(order.clone(), levels_for(q, &order, versions, skip), how.check_labels);
     let n = order.len();
     // A split pays where two or more parts have levels that the plan works
     // on at every node of the level before: the plan's nodes are then the
@@ -650,7 +686,7 @@ fn split_plan(
         if labels_disjoint(q, &parts) {
             return Some((at, parts, Vec::new()));
         }
-        let overlaps = overlap_plans(q, &order, at, &parts, check_labels, versions, skip)?;
+        let overlaps = overlap_plans(q, &order, at, &parts, how, versions, skip)?;
         Some((at, parts, overlaps))
     });
     if let Some((at, parts, overlaps)) = split {
@@ -658,7 +694,7 @@ fn split_plan(
             .into_iter()
             .map(|part| {
                 let sub: Vec<QVertex> = order[..at].iter().copied().chain(part).collect();
-                split_plan(q, defer_leaf(q, sub, at), at + 1, check_labels, versions, skip)
+                split_plan(q, defer_leaf(q, sub, at), at + 1, how, versions, skip)
             })
             .collect();
         plan.split = Some(Box::new(Split {
@@ -670,60 +706,96 @@ fn split_plan(
     plan
 }
 
-/// The plans that [`Split::overlaps`] subtracts when the two `parts` of
-/// `order[at..]` share vertex labels: one per nonempty matching of
-/// same-label vertices across the parts, of the query with each matched
-/// pair merged into one vertex. `None` when there are more than two parts
-/// or more than [`MAX_OVERLAPS`] such matchings.
+/// The plans that [`Split::overlaps`] subtracts when the `parts` of
+/// `order[at..]` share vertex labels: one per *merge pattern*, a set of
+/// disjoint blocks of two or more same-label vertices from distinct parts
+/// (at most one vertex of each part per block; the parts' own plans keep
+/// a part's vertices apart), of the query with each block merged into one
+/// vertex. Every tuple of the parts' completions binds the vertices of
+/// exactly one pattern's blocks together (the empty pattern: an embedding),
+/// and those tuples are the embeddings of that pattern's merged query, so
+/// the embeddings are the product less the merged queries' counts. With
+/// two parts the patterns are the nonempty matchings across them. `None`
+/// when there are more than [`MAX_OVERLAPS`] patterns.
 fn overlap_plans(
     q: &QueryGraph,
     order: &[QVertex],
     at: usize,
     parts: &[Vec<QVertex>],
-    check_labels: bool,
+    how: &Splitting,
     versions: &dyn Fn(usize) -> Version,
     skip: Option<usize>,
 ) -> Option<Vec<Plan>> {
-    let [a, b] = parts else {
-        return None;
-    };
-    let pairs: Vec<(QVertex, QVertex)> = a
-        .iter()
-        .flat_map(|&x| {
-            b.iter()
-                .filter(move |&&y| q.label(x) == q.label(y))
-                .map(move |&y| (x, y))
+    // each cross-part pair alone is a pattern
+    let pairs: usize = (0..parts.len())
+        .flat_map(|i| (i + 1..parts.len()).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let same = |&x: &QVertex| parts[j].iter().filter(|&&y| q.label(x) == q.label(y)).count();
+            parts[i].iter().map(same).sum::<usize>()
         })
-        .collect();
-    // each pair alone is a matching
-    if pairs.len() > MAX_OVERLAPS {
+        .sum();
+    if pairs > MAX_OVERLAPS {
         return None;
     }
-    // nonempty sets of pairs that share no vertex
-    let mut matchings: Vec<Vec<(QVertex, QVertex)>> = Vec::new();
-    for set in 1u32..1 << pairs.len() {
-        let m: Vec<(QVertex, QVertex)> = (0..pairs.len())
-            .filter(|&k| set >> k & 1 == 1)
-            .map(|k| pairs[k])
-            .collect();
-        let disjoint = m
-            .iter()
-            .enumerate()
-            .all(|(i, p)| m[i + 1..].iter().all(|r| r.0 != p.0 && r.1 != p.1));
-        if disjoint {
-            matchings.push(m);
-            if matchings.len() > MAX_OVERLAPS {
-                return None;
-            }
-        }
+    let mut patterns = Vec::new();
+    merge_patterns(q, parts, &mut Vec::new(), 0, 0, &mut patterns)?;
+    if !how.take(patterns.len()) {
+        return None;
     }
     let mut plans = Vec::new();
-    for m in matchings {
-        if let Some(p) = merged_plan(q, order, at, &m, check_labels, versions, skip) {
+    for blocks in patterns {
+        // each block as (its first vertex, another) pairs
+        let merge: Vec<(QVertex, QVertex)> = blocks
+            .iter()
+            .flat_map(|b| b[1..].iter().map(move |&y| (b[0], y)))
+            .collect();
+        if let Some(p) = merged_plan(q, order, at, &merge, how, versions, skip) {
             plans.push(p);
         }
     }
     Some(plans)
+}
+
+/// Appends to `out` every merge pattern ([`overlap_plans`]) that extends
+/// `blocks` (built over the vertices before `parts[part][pos]`) and has a
+/// block of two or more; `None` once there are more than [`MAX_OVERLAPS`].
+fn merge_patterns(
+    q: &QueryGraph,
+    parts: &[Vec<QVertex>],
+    blocks: &mut Vec<Vec<QVertex>>,
+    part: usize,
+    pos: usize,
+    out: &mut Vec<Vec<Vec<QVertex>>>,
+) -> Option<()> {
+    if part == parts.len() {
+        if blocks.iter().any(|b| b.len() > 1) {
+            if out.len() == MAX_OVERLAPS {
+                return None;
+            }
+            out.push(blocks.iter().filter(|b| b.len() > 1).cloned().collect());
+        }
+        return Some(());
+    }
+    if pos == parts[part].len() {
+        return merge_patterns(q, parts, blocks, part + 1, 0, out);
+    }
+    let x = parts[part][pos];
+    // x alone
+    blocks.push(vec![x]);
+    merge_patterns(q, parts, blocks, part, pos + 1, out)?;
+    blocks.pop();
+    // x joins a block of earlier parts' vertices of its label, which no
+    // earlier vertex of x's part has joined
+    let of_part = |v: QVertex| parts[part].contains(&v);
+    for k in 0..blocks.len() {
+        let b = &blocks[k];
+        if q.label(b[0]) == q.label(x) && !b.iter().any(|&v| of_part(v)) {
+            blocks[k].push(x);
+            merge_patterns(q, parts, blocks, part, pos + 1, out)?;
+            blocks[k].pop();
+        }
+    }
+    Some(())
 }
 
 /// The plan, bound prefix `order[..at]`, of `q` with each pair `(x, y)`
@@ -737,7 +809,7 @@ fn merged_plan(
     order: &[QVertex],
     at: usize,
     merge: &[(QVertex, QVertex)],
-    check_labels: bool,
+    how: &Splitting,
     versions: &dyn Fn(usize) -> Version,
     skip: Option<usize>,
 ) -> Option<Plan> {
@@ -791,14 +863,7 @@ fn merged_plan(
         }
     }
     let versions_m = |j: usize| vers[j];
-    Some(split_plan(
-        &m,
-        defer_leaf(&m, sub, at),
-        at + 1,
-        check_labels,
-        &versions_m,
-        seed,
-    ))
+    Some(split_plan(&m, defer_leaf(&m, sub, at), at + 1, how, &versions_m, seed))
 }
 
 /// The connected parts of `rest` (query edges within `rest` only, each in
@@ -880,7 +945,14 @@ fn delta_plans_with(
                 edge_index: i,
                 sign,
                 seed_elabel: q.edge_labelled().then_some(l),
-                plan: split_plan(q, order.clone(), 2, needs_label_checks(q, stats), &version_of, Some(i)),
+                plan: split_plan(
+                    q,
+                    order.clone(),
+                    2,
+                    &Splitting::new(needs_label_checks(q, stats)),
+                    &version_of,
+                    Some(i),
+                ),
             });
         }
     }

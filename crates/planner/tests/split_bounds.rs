@@ -1,0 +1,62 @@
+//! Overlapping splits ([`csm_planner::Split`]) may nest: a merged query's
+//! plan may split with overlaps again. One delta plan holds at most
+//! [`MAX_OVERLAP_PLANS`] overlap plans over all its splits, so planning a
+//! large query with few labels stays cheap (without the bound a 32-vertex
+//! query with 4 labels took minutes and gigabytes to plan). The counts of
+//! such plans are checked against brute force and VF2 in csm-baselines'
+//! oracle tests (`overlapping_split*`).
+
+use csm_graph::gen::{erdos_renyi, graph_from_pairs};
+use csm_graph::CsrGraph;
+use csm_planner::{delta_plans, CostOrder, GraphStats, Plan, QueryGraph, MAX_OVERLAPS, MAX_OVERLAP_PLANS};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Overlap plans in `plan`'s splits, its parts' and its overlaps' plans,
+/// and the most overlaps one split holds.
+fn overlap_plans(plan: &Plan) -> (usize, usize) {
+    plan.split.as_ref().map_or((0, 0), |s| {
+        s.parts
+            .iter()
+            .chain(&s.overlaps)
+            .map(overlap_plans)
+            .fold((s.overlaps.len(), s.overlaps.len()), |(n, m), (a, b)| (n + a, m.max(b)))
+    })
+}
+
+/// A random tree of `k` vertices (each vertex hangs off one of the few
+/// before it, so branches are short and many) with `labels` vertex labels.
+fn bushy_tree(r: &mut ChaCha8Rng, k: usize, labels: u32) -> QueryGraph {
+    let edges: Vec<(usize, usize, u32)> = (1..k).map(|v| (r.random_range(v.saturating_sub(4)..v), v, 0)).collect();
+    let vl = (0..k).map(|_| r.random_range(0..labels)).collect();
+    QueryGraph::new(vl, &edges, false).expect("valid query")
+}
+
+#[test]
+fn nested_overlap_plans_stay_within_their_bound() {
+    let mut r = ChaCha8Rng::seed_from_u64(5);
+    let mut most = 0;
+    for seed in 0..12u64 {
+        let labels = r.random_range(2..=4u32);
+        let n = 60;
+        let pairs = erdos_renyi(n, 150, seed);
+        let vl = (0..n).map(|_| r.random_range(0..labels)).collect();
+        let g = CsrGraph::from_data(&graph_from_pairs(n, &pairs, vl, None)).expect("valid graph");
+        let k = r.random_range(18..=32usize);
+        let q = bushy_tree(&mut r, k, labels);
+        for p in delta_plans(&q, &CostOrder, &GraphStats::of(&g)) {
+            let (all, one) = overlap_plans(&p.plan);
+            assert!(
+                all <= MAX_OVERLAP_PLANS,
+                "seed {seed}: {all} overlap plans in one delta plan"
+            );
+            assert!(one <= MAX_OVERLAPS, "seed {seed}: {one} overlaps in one split");
+            most = most.max(all);
+        }
+    }
+    // the bound binds: some plans would hold more without it
+    assert!(
+        most > MAX_OVERLAP_PLANS / 2,
+        "at most {most} overlap plans in a delta plan"
+    );
+}
