@@ -912,8 +912,31 @@ fn overlapping_split_plans_match_the_oracles() {
         max_len: 12,
         edge_labels_every: 2,
     };
-    let (_, overlapping) = tree_queries_match_the_oracles(9500, 64, case);
+    let (_, overlapping, _) = tree_queries_match_the_oracles(9500, 64, case);
     assert!(overlapping > 20, "only {overlapping} delta plans subtract overlaps");
+}
+
+/// Star-like trees over 1-2 labels, whose plans fall apart into three or
+/// more parts that share labels: counted as the parts' product less one
+/// merged query per set of blocks of same-label vertices across parts
+/// ([`csm_planner::Split`]). Fails unless some splits of three or more
+/// parts subtract overlaps.
+#[test]
+fn overlapping_splits_of_three_parts_match_the_oracles() {
+    let case = TreeCase {
+        labels: 1..=2,
+        nodes: 9..13,
+        p: 0.35,
+        size: 6..=8,
+        chords: 0.0,
+        max_len: 10,
+        edge_labels_every: 3,
+    };
+    let (_, _, three) = tree_queries_match_the_oracles(9700, 48, case);
+    assert!(
+        three > 10,
+        "only {three} splits of three or more parts subtract overlaps"
+    );
 }
 
 /// Tree-like queries (6-9 vertices) over 4-6 labels, whose plans often
@@ -930,7 +953,7 @@ fn split_plans_match_the_oracles() {
         max_len: 14,
         edge_labels_every: 5,
     };
-    let (split, _) = tree_queries_match_the_oracles(9300, 40, case);
+    let (split, _, _) = tree_queries_match_the_oracles(9300, 40, case);
     assert!(split > 20, "only {split} delta plans split");
 }
 
@@ -953,10 +976,13 @@ struct TreeCase {
 /// and three mixed batches against the brute-force set differences, with
 /// the fixed, cost and sampled orders, 1-2 threads, symmetry rules off on
 /// every other seed, edge labels as `case` says; returns how many cost-order
-/// delta plans split, and how many of those subtract overlaps.
-fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize) {
+/// delta plans split, how many of those subtract overlaps, and how many
+/// splits of three or more parts (at any depth of those plans, merged
+/// queries' plans included) subtract overlaps.
+fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize, usize) {
     let mut split = 0;
     let mut overlapping = 0;
+    let mut three = 0;
     for seed in 0..seeds {
         let mut r = rng(seed0 + seed);
         let vl = r.random_range(case.labels.clone());
@@ -972,6 +998,7 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
                 split += 1;
                 overlapping += usize::from(!s.overlaps.is_empty());
             }
+            three += overlapping_splits_of_three(&p.plan);
         }
         let order = (seed % 3) as u8;
         let threads = 1 + (seed / 3 % 2) as usize;
@@ -998,5 +1025,19 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
             panic!("seed {seed}: {e}");
         }
     }
-    (split, overlapping)
+    (split, overlapping, three)
+}
+
+/// Splits of three or more parts that subtract overlaps in `plan`, its
+/// parts' plans and its overlaps' plans.
+fn overlapping_splits_of_three(plan: &csm_planner::Plan) -> usize {
+    plan.split.as_ref().map_or(0, |s| {
+        let own = usize::from(s.parts.len() >= 3 && !s.overlaps.is_empty());
+        own + s
+            .parts
+            .iter()
+            .chain(&s.overlaps)
+            .map(overlapping_splits_of_three)
+            .sum::<usize>()
+    })
 }

@@ -5,7 +5,14 @@
 use csm_graph::format::{read_graph_file, ReadOptions};
 use csm_graph::gen::standard_query;
 use csm_graph::CsrGraph;
-use csm_planner::{delta_plans, CostOrder, GraphStats, QueryGraph};
+use csm_planner::{delta_plans, CostOrder, GraphStats, Plan, QueryGraph};
+
+/// Overlap plans in `plan`'s splits, its parts' and its overlaps' plans.
+fn overlap_plans(plan: &Plan) -> usize {
+    plan.split.as_ref().map_or(0, |s| {
+        s.overlaps.len() + s.parts.iter().chain(&s.overlaps).map(overlap_plans).sum::<usize>()
+    })
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -23,13 +30,14 @@ fn main() {
     for p in delta_plans(&q, &CostOrder, &stats) {
         if let Some(s) = &p.plan.split {
             println!(
-                "edge {} {:?}: order {:?}, split at {}: {} parts, {} overlaps",
+                "edge {} {:?}: order {:?}, split at {}: {} parts, {} overlaps ({} overlap plans in all)",
                 p.edge_index,
                 p.sign,
                 p.plan.order,
                 s.at,
                 s.parts.len(),
-                s.overlaps.len()
+                s.overlaps.len(),
+                overlap_plans(&p.plan)
             );
         }
     }
