@@ -367,7 +367,7 @@ fn count_split_in<G: GraphView + ?Sized>(
     // where the plan splits into parts the count is a product, without
     // enumerating the node's children (uncapped counts only)
     let splits_here = shared.quota.is_none() && plan.split.as_ref().is_some_and(|s| s.at as usize == d);
-    if d + 1 >= plan.depth() || threads == 1 || splits_here {
+    if d + 1 >= plan.depth() || threads == 1 {
         return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
@@ -379,6 +379,12 @@ fn count_split_in<G: GraphView + ?Sized>(
     // depends on): with a memo each, the static 5-cycle on 16 threads went
     // from 19 s to over 40 s.
     let pending = busy || rayon_core::current_thread_has_pending_tasks() == Some(true);
+    if splits_here {
+        return match plan.split.as_deref() {
+            Some(split) if !pending => count_parts_split(g, split, prefix, busy),
+            _ => with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor)),
+        };
+    }
     let shareable = plan.memo_from.is_some_and(|f| d >= f as usize);
     let memo_stays = plan.memo_from.is_some() && !shareable;
     if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
@@ -418,6 +424,30 @@ fn count_split_in<G: GraphView + ?Sized>(
         .into_par_iter()
         .map(|k| with_exec_shared(shared, |ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
         .sum()
+}
+
+/// Completions of a split node ([`csm_planner::Split`]) with an idle
+/// pool: each part's and each overlap's plan (the same bound prefix) is
+/// counted by [`count_split_in`], so that each spreads its own children
+/// over the pool, instead of one after the other on one thread; the count
+/// is the parts' product less the overlaps' counts, as
+/// `Executor::count_parts` takes it. Parts go one at a time, so that an
+/// empty one stops the rest. The parts' plans have memos of their own.
+fn count_parts_split<G: GraphView + ?Sized>(g: &G, split: &csm_planner::Split, prefix: &[VertexId], busy: bool) -> u64 {
+    let mut total = 1u128;
+    for part in &split.parts {
+        let n = count_split_in(g, part, prefix, busy, Shared::default());
+        if n == 0 {
+            return 0;
+        }
+        total = total.saturating_mul(u128::from(n));
+    }
+    let overlaps: u128 = split
+        .overlaps
+        .par_iter()
+        .map(|o| u128::from(count_split_in(g, o, prefix, busy, Shared::default())))
+        .sum();
+    u64::try_from(total - overlaps).unwrap_or(u64::MAX)
 }
 
 /// [`with_exec`] with the executor using `shared`'s memo and quota for the
