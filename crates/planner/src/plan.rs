@@ -716,7 +716,8 @@ fn split_plan(
 /// and those tuples are the embeddings of that pattern's merged query, so
 /// the embeddings are the product less the merged queries' counts. With
 /// two parts the patterns are the nonempty matchings across them. `None`
-/// when there are more than [`MAX_OVERLAPS`] patterns.
+/// when there are more than [`MAX_OVERLAPS`] patterns, or fewer overlap
+/// plans left than patterns ([`MAX_OVERLAP_PLANS`]).
 fn overlap_plans(
     q: &QueryGraph,
     order: &[QVertex],
