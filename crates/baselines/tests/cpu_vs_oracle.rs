@@ -998,7 +998,9 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
                 split += 1;
                 overlapping += usize::from(!s.overlaps.is_empty());
             }
-            three += overlapping_splits_of_three(&p.plan);
+            three += (p.plan.splits().iter())
+                .filter(|s| s.parts.len() >= 3 && !s.overlaps.is_empty())
+                .count();
         }
         let order = (seed % 3) as u8;
         let threads = 1 + (seed / 3 % 2) as usize;
@@ -1026,18 +1028,4 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
         }
     }
     (split, overlapping, three)
-}
-
-/// Splits of three or more parts that subtract overlaps in `plan`, its
-/// parts' plans and its overlaps' plans.
-fn overlapping_splits_of_three(plan: &csm_planner::Plan) -> usize {
-    plan.split.as_ref().map_or(0, |s| {
-        let own = usize::from(s.parts.len() >= 3 && !s.overlaps.is_empty());
-        own + s
-            .parts
-            .iter()
-            .chain(&s.overlaps)
-            .map(overlapping_splits_of_three)
-            .sum::<usize>()
-    })
 }

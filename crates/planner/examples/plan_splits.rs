@@ -5,14 +5,7 @@
 use csm_graph::format::{read_graph_file, ReadOptions};
 use csm_graph::gen::standard_query;
 use csm_graph::CsrGraph;
-use csm_planner::{delta_plans, CostOrder, GraphStats, Plan, QueryGraph};
-
-/// Overlap plans in `plan`'s splits, its parts' and its overlaps' plans.
-fn overlap_plans(plan: &Plan) -> usize {
-    plan.split.as_ref().map_or(0, |s| {
-        s.overlaps.len() + s.parts.iter().chain(&s.overlaps).map(overlap_plans).sum::<usize>()
-    })
-}
+use csm_planner::{delta_plans, CostOrder, GraphStats, QueryGraph};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,7 +30,7 @@ fn main() {
                 s.at,
                 s.parts.len(),
                 s.overlaps.len(),
-                overlap_plans(&p.plan)
+                p.plan.splits().iter().map(|s| s.overlaps.len()).sum::<usize>()
             );
         }
     }

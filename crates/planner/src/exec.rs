@@ -758,35 +758,26 @@ impl Executor {
         total
     }
 
-    /// Completions of a node at depth `split.at` ([`Plan::split`]): the
-    /// product of each part's completions less the completions of each
-    /// overlap (same-label vertices of distinct parts merged;
-    /// [`crate::plan::Split`]), all counted by another executor (their
-    /// plans bind the same prefix).
-    /// Sets the failing set of the first part that has none.
+    /// Completions of a node at depth `split.at` ([`Plan::split`],
+    /// [`crate::plan::Split::completions`]), each part and overlap counted
+    /// by another executor (their plans bind the same prefix). Sets the
+    /// failing set of the first part that has none.
     #[inline(never)]
     fn count_parts<G: GraphView + ?Sized>(&mut self, g: &G, split: &crate::plan::Split, d: usize) -> u64 {
         let sub = self.parts.get_or_insert_with(Box::default);
-        // the product may pass u64 where the overlaps bring it back
-        let mut total = 1u128;
-        for part in &split.parts {
-            let n = sub.count(g, part, &self.emb[..d], &mut NoVisitor);
-            if n == 0 {
+        let emb = &self.emb[..d];
+        match split.completions(|plan| sub.count(g, plan, emb, &mut NoVisitor)) {
+            None => {
                 self.fail = sub.fail & below(d);
-                return 0;
+                0
             }
-            total = total.saturating_mul(u128::from(n));
+            Some(0) => {
+                // every tuple collides: any binding may matter
+                self.fail = below(d);
+                0
+            }
+            Some(n) => n,
         }
-        // tuples of completions that bind vertices of two parts to one data vertex
-        for overlap in &split.overlaps {
-            total -= u128::from(sub.count(g, overlap, &self.emb[..d], &mut NoVisitor));
-        }
-        let total = u64::try_from(total).unwrap_or(u64::MAX);
-        if total == 0 {
-            // every pair collides: any binding may matter
-            self.fail = below(d);
-        }
-        total
     }
 
     /// Completions of a node at depth `tail.start` ([`Plan::wide_tail`]):

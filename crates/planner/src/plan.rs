@@ -185,9 +185,44 @@ pub struct Split {
     pub overlaps: Vec<Plan>,
 }
 
+impl Split {
+    /// Completions of a node at depth `at`, given `count`, the completions
+    /// of the node's bindings under a plan (a part's or an overlap's): the
+    /// parts' product less the overlaps' counts (see above), the product
+    /// taken in 128 bits, as the overlaps may bring it back under 2^64.
+    /// Parts are counted in order; `None` when one counts 0 (`count` saw
+    /// it last, and nothing after it).
+    pub fn completions(&self, mut count: impl FnMut(&Plan) -> u64) -> Option<u64> {
+        let mut total = 1u128;
+        for part in &self.parts {
+            match count(part) {
+                0 => return None,
+                n => total = total.saturating_mul(u128::from(n)),
+            }
+        }
+        // tuples of completions that bind vertices of two parts to one data vertex
+        let overlaps: u128 = self.overlaps.iter().map(|o| u128::from(count(o))).sum();
+        Some(u64::try_from(total - overlaps).unwrap_or(u64::MAX))
+    }
+}
+
 impl Plan {
     pub fn depth(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Every [`Split`] in this plan: its own, then those of its parts' and
+    /// its overlaps' plans, depth first.
+    pub fn splits(&self) -> Vec<&Split> {
+        let mut out = Vec::new();
+        let mut todo = vec![self];
+        while let Some(plan) = todo.pop() {
+            if let Some(s) = plan.split.as_deref() {
+                out.push(s);
+                todo.extend(s.parts.iter().chain(&s.overlaps).rev());
+            }
+        }
+        out
     }
 
     /// The level a counting run sizes without listing, which
@@ -683,9 +718,7 @@ fn split_plan(
         if parts.iter().filter(|p| works(p)).count() < 2 {
             return None;
         }
-        if labels_disjoint(q, &parts) {
-            return Some((at, parts, Vec::new()));
-        }
+        // no overlaps where the parts' labels are disjoint
         let overlaps = overlap_plans(q, &order, at, &parts, how, versions, skip)?;
         Some((at, parts, overlaps))
     });
@@ -897,20 +930,6 @@ fn connected_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>
             .map(|&p| rest.iter().copied().filter(|&u| p >> u & 1 == 1).collect())
             .collect(),
     )
-}
-
-/// Whether no vertex label occurs in two of `parts`.
-fn labels_disjoint(q: &QueryGraph, parts: &[Vec<QVertex>]) -> bool {
-    let sets: Vec<Vec<Label>> = parts
-        .iter()
-        .map(|p| {
-            let mut l: Vec<Label> = p.iter().map(|&v| q.label(v)).collect();
-            l.sort_unstable();
-            l.dedup();
-            l
-        })
-        .collect();
-    (0..sets.len()).all(|i| (i + 1..sets.len()).all(|j| sets[i].iter().all(|l| !sets[j].contains(l))))
 }
 
 /// The 2m delta plans of a query (one per relation and sign).

@@ -426,28 +426,15 @@ fn count_split_in<G: GraphView + ?Sized>(
         .sum()
 }
 
-/// Completions of a split node ([`csm_planner::Split`]) with an idle
-/// pool: each part's and each overlap's plan (the same bound prefix) is
-/// counted by [`count_split_in`], so that each spreads its own children
-/// over the pool, instead of one after the other on one thread; the count
-/// is the parts' product less the overlaps' counts, as
-/// `Executor::count_parts` takes it. Parts go one at a time, so that an
-/// empty one stops the rest. The parts' plans have memos of their own.
+/// Completions of a split node ([`csm_planner::Split::completions`]) with
+/// an idle pool: each part's and each overlap's plan (the same bound
+/// prefix) is counted by [`count_split_in`], so that each spreads its own
+/// children over the pool, instead of one after the other on one thread.
+/// The parts' plans have memos of their own.
 fn count_parts_split<G: GraphView + ?Sized>(g: &G, split: &csm_planner::Split, prefix: &[VertexId], busy: bool) -> u64 {
-    let mut total = 1u128;
-    for part in &split.parts {
-        let n = count_split_in(g, part, prefix, busy, Shared::default());
-        if n == 0 {
-            return 0;
-        }
-        total = total.saturating_mul(u128::from(n));
-    }
-    let overlaps: u128 = split
-        .overlaps
-        .par_iter()
-        .map(|o| u128::from(count_split_in(g, o, prefix, busy, Shared::default())))
-        .sum();
-    u64::try_from(total - overlaps).unwrap_or(u64::MAX)
+    split
+        .completions(|plan| count_split_in(g, plan, prefix, busy, Shared::default()))
+        .unwrap_or(0)
 }
 
 /// [`with_exec`] with the executor using `shared`'s memo and quota for the
