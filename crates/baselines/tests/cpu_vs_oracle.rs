@@ -912,7 +912,7 @@ fn overlapping_split_plans_match_the_oracles() {
         max_len: 12,
         edge_labels_every: 2,
     };
-    let (_, overlapping, _) = tree_queries_match_the_oracles(9500, 64, case);
+    let (_, overlapping, _, _) = tree_queries_match_the_oracles(9500, 64, case);
     assert!(overlapping > 20, "only {overlapping} delta plans subtract overlaps");
 }
 
@@ -932,7 +932,7 @@ fn overlapping_splits_of_three_parts_match_the_oracles() {
         max_len: 10,
         edge_labels_every: 3,
     };
-    let (_, _, three) = tree_queries_match_the_oracles(9700, 48, case);
+    let (_, _, three, _) = tree_queries_match_the_oracles(9700, 48, case);
     assert!(
         three > 10,
         "only {three} splits of three or more parts subtract overlaps"
@@ -953,8 +953,29 @@ fn split_plans_match_the_oracles() {
         max_len: 14,
         edge_labels_every: 5,
     };
-    let (split, _, _) = tree_queries_match_the_oracles(9300, 40, case);
+    let (split, _, _, _) = tree_queries_match_the_oracles(9300, 40, case);
     assert!(split > 20, "only {split} delta plans split");
+}
+
+/// Path-like queries (7-10 vertices, few chords) over 3-6 labels, whose
+/// counting runs cache the completions of nodes by the few bindings they
+/// depend on (the suffix memo, [`csm_planner::Plan::suffix_memo`]): along
+/// a path the completions from a vertex onwards are reused by every path
+/// that reaches it. Fails unless some plans cache at depths whose key
+/// leaves out two or more bound positions (where reuse happens).
+#[test]
+fn suffix_memo_on_path_like_queries_matches_the_oracles() {
+    let case = TreeCase {
+        labels: 2..=4,
+        nodes: 20..28,
+        p: 0.25,
+        size: 6..=9,
+        chords: 0.03,
+        max_len: 12,
+        edge_labels_every: 4,
+    };
+    let (_, _, _, memo) = tree_queries_match_the_oracles(9900, 40, case);
+    assert!(memo > 100, "only {memo} memoised depths leave out two or more bindings");
 }
 
 /// Random graphs and tree-like queries drawn from these ranges.
@@ -978,11 +999,14 @@ struct TreeCase {
 /// every other seed, edge labels as `case` says; returns how many cost-order
 /// delta plans split, how many of those subtract overlaps, and how many
 /// splits of three or more parts (at any depth of those plans, merged
-/// queries' plans included) subtract overlaps.
-fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize, usize) {
+/// queries' plans included) subtract overlaps, and how many depths of those
+/// plans (their parts' and merged queries' plans included) the suffix memo
+/// keys by bindings that leave out two or more bound positions.
+fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize, usize, usize) {
     let mut split = 0;
     let mut overlapping = 0;
     let mut three = 0;
+    let mut memo = 0;
     for seed in 0..seeds {
         let mut r = rng(seed0 + seed);
         let vl = r.random_range(case.labels.clone());
@@ -1000,6 +1024,20 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
             }
             three += (p.plan.splits().iter())
                 .filter(|s| s.parts.len() >= 3 && !s.overlaps.is_empty())
+                .count();
+            let plans = std::iter::once(&p.plan).chain(
+                p.plan
+                    .splits()
+                    .into_iter()
+                    .flat_map(|s| s.parts.iter().chain(&s.overlaps)),
+            );
+            memo += plans
+                .flat_map(|plan| {
+                    (0..plan.depth())
+                        .filter(move |&d| plan.suffix_memo >> d & 1 == 1)
+                        .map(move |d| d - plan.suffix_deps[d].count_ones() as usize)
+                })
+                .filter(|&left_out| left_out >= 2)
                 .count();
         }
         let order = (seed % 3) as u8;
@@ -1027,5 +1065,5 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
             panic!("seed {seed}: {e}");
         }
     }
-    (split, overlapping, three)
+    (split, overlapping, three, memo)
 }

@@ -27,7 +27,11 @@
 //!   label absent around a bound vertex) is found once, not once per
 //!   binding of every unrelated level ordered before it. Counting and
 //!   enumeration prune so; observing visitors (the sampler) see the whole
-//!   tree.
+//!   tree;
+//! * the completions of a node depend only on the few bindings its subtree
+//!   reads or checks ([`Plan::suffix_deps`]): a count caches them by those
+//!   bindings ([`Plan::suffix_memo`], `suffix_memo.rs`), so a path-shaped
+//!   part is counted by dynamic programming instead of path by path.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,6 +43,7 @@ use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, 
 use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 use crate::quota::{Quota, Tally};
+use crate::suffix_memo::{next_scope, SuffixMemo};
 
 /// Observes (and may prune) the execution tree.
 ///
@@ -103,6 +108,14 @@ pub struct Executor {
     hits: [u32; MAX_QUERY_VERTICES],
     /// Counts the parts of a [`Plan::split`] (made at the first split).
     parts: Option<Box<Executor>>,
+    /// Completions of nodes by plan, depth and [`Plan::suffix_deps`]
+    /// bindings ([`Plan::suffix_memo`]), valid within one count: entries of
+    /// another `scope` are stale.
+    suffix: SuffixMemo,
+    /// The count the suffix memo's entries belong to: a fresh number at
+    /// each public entry point, passed on to the executor of split parts
+    /// (the graph stays the same within it).
+    scope: u64,
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -176,6 +189,8 @@ impl Default for Executor {
             fail: 0,
             hits: [0; MAX_QUERY_VERTICES],
             parts: None,
+            suffix: SuffixMemo::default(),
+            scope: 0,
         }
     }
 }
@@ -398,6 +413,18 @@ impl Executor {
         prefix: &[VertexId],
         vis: &mut V,
     ) -> u64 {
+        self.scope = next_scope();
+        self.count_in_scope(g, plan, prefix, vis)
+    }
+
+    /// [`Executor::count`] within the current suffix-memo scope.
+    fn count_in_scope<G: GraphView + ?Sized, V: Visitor>(
+        &mut self,
+        g: &G,
+        plan: &Plan,
+        prefix: &[VertexId],
+        vis: &mut V,
+    ) -> u64 {
         if self.tally.stop {
             return 0;
         }
@@ -451,6 +478,7 @@ impl Executor {
         if self.tally.stop {
             return 0;
         }
+        self.scope = next_scope();
         self.emb[..d].copy_from_slice(prefix);
         self.prepare(g, plan, d);
         self.memo_epoch += 1;
@@ -708,6 +736,45 @@ impl Executor {
             self.memo_epoch += 1;
         }
         self.partials_fresh &= !plan.partials_due[d];
+        // (a capped count notes every match as it is listed)
+        let memo = !ENUM && !V::OBSERVES && plan.suffix_memo >> d & 1 == 1 && !self.tally.capped();
+        let pending = if memo {
+            match self.suffix.lookup(self.scope, plan, d, &self.emb) {
+                Ok(n) => {
+                    if n == 0 {
+                        // (the entry's own failing set may name bindings
+                        // this node does not share; the key's fail alike)
+                        self.fail = plan.suffix_deps[d];
+                    }
+                    self.tally.note(n);
+                    vis.leave(d);
+                    return n;
+                }
+                Err(pending) => Some(pending),
+            }
+        } else {
+            None
+        };
+        let total = self.node::<G, V, ENUM>(g, plan, d, vis, f);
+        if let Some(pending) = pending {
+            self.suffix.store(self.scope, plan, pending, total);
+        }
+        vis.leave(d);
+        total
+    }
+
+    /// A node at depth `d` past its visitor's `enter` ([`Executor::rec`]):
+    /// its split, wide tail or counted levels, else its children.
+    #[inline(always)]
+    fn node<G: GraphView + ?Sized, V: Visitor, const ENUM: bool>(
+        &mut self,
+        g: &G,
+        plan: &Plan,
+        d: usize,
+        vis: &mut V,
+        f: &mut dyn FnMut(&[VertexId]),
+    ) -> u64 {
+        let depth = plan.depth();
         if !ENUM && !V::OBSERVES {
             // (a capped count notes every match as it is listed)
             let split = plan
@@ -717,13 +784,11 @@ impl Executor {
             if let Some(split) = split {
                 let total = self.count_parts(g, split, d);
                 self.tally.note(total);
-                vis.leave(d);
                 return total;
             }
             if let Some(tail) = plan.wide_tail.as_ref().filter(|t| t.start as usize == d) {
                 let total = self.count_wide_tail(g, plan, tail);
                 self.tally.note(total);
-                vis.leave(d);
                 return total;
             }
         }
@@ -738,11 +803,10 @@ impl Executor {
                 // (the sampler's walks and exact access counts) see the
                 // whole tree, as the GPU kernel reads it.
                 self.fail = plan.fail_deps[depth - 1] & below(d);
-                vis.leave(d);
                 return 0;
             }
         }
-        let total = if d + 1 == depth && !ENUM {
+        if d + 1 == depth && !ENUM {
             let n = self.count_level(g, plan, d);
             self.tally.note(n);
             n
@@ -753,9 +817,7 @@ impl Executor {
         } else {
             self.fill_own(g, plan, d);
             self.children::<G, V, ENUM>(g, plan, d, (0, 1), vis, f)
-        };
-        vis.leave(d);
-        total
+        }
     }
 
     /// Completions of a node at depth `split.at` ([`Plan::split`],
@@ -765,8 +827,9 @@ impl Executor {
     #[inline(never)]
     fn count_parts<G: GraphView + ?Sized>(&mut self, g: &G, split: &crate::plan::Split, d: usize) -> u64 {
         let sub = self.parts.get_or_insert_with(Box::default);
+        sub.scope = self.scope;
         let emb = &self.emb[..d];
-        match split.completions(|plan| sub.count(g, plan, emb, &mut NoVisitor)) {
+        match split.completions(|plan| sub.count_in_scope(g, plan, emb, &mut NoVisitor)) {
             None => {
                 self.fail = sub.fail & below(d);
                 0

@@ -11,6 +11,7 @@ pub mod query;
 pub mod quota;
 pub mod sampled;
 pub mod stats;
+mod suffix_memo;
 pub mod symmetry;
 
 pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};

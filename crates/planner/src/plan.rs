@@ -150,7 +150,25 @@ pub struct Plan {
     /// their overlaps when parts share labels) instead of enumerating
     /// their product.
     pub split: Option<Box<Split>>,
+    /// Per depth d (0 to the plan's depth): the positions below d whose
+    /// bindings the completions of a node at depth d depend on: what the
+    /// levels from d on read, compare with ([`Level::above`]), reuse and
+    /// check for injectivity ([`Plan::fail_deps`], [`Plan::fail_conflicts`]),
+    /// and what the plans of a [`Split`] at or below d do. Two nodes at
+    /// depth d that agree on these bindings have the same completions.
+    pub suffix_deps: Vec<u32>,
+    /// Bit d: a counting run caches the completions of nodes at depth d by
+    /// their [`Plan::suffix_deps`] bindings (the *suffix memo*): at most
+    /// [`SUFFIX_KEY_MAX`] of them, fewer than all d, and two or more levels
+    /// left. Along a path-shaped part this is dynamic programming: the
+    /// completions from a vertex onwards are found once per data vertex
+    /// (and the few same-label bindings the rest checks), not once per
+    /// path that reaches it.
+    pub suffix_memo: u32,
 }
+
+/// The most bindings a suffix-memo key holds ([`Plan::suffix_memo`]).
+pub const SUFFIX_KEY_MAX: usize = 3;
 
 /// Where a plan's remaining query vertices fall apart: given the bindings
 /// of `order[..at]`, the vertices `order[at..]` form two or more connected
@@ -247,6 +265,8 @@ impl Plan {
             fail_conflicts: Vec::new(),
             reused: 0,
             split: None,
+            suffix_deps: Vec::new(),
+            suffix_memo: 0,
         };
         plan.derive_shortcuts();
         plan
@@ -335,6 +355,33 @@ impl Plan {
         self.fail_deps = deps;
         self.fail_conflicts = conflicts;
         self.reused = levels.iter().filter_map(|l| l.reuse).fold(0, |m, e| m | 1 << e);
+        self.derive_suffix_memo();
+    }
+
+    /// Computes [`Plan::suffix_deps`] and [`Plan::suffix_memo`] (after the
+    /// failing-set masks, and again once the split is set or dropped).
+    fn derive_suffix_memo(&mut self) {
+        let n = self.depth();
+        let mut deps = vec![0u32; n + 1];
+        let mut acc = 0u32;
+        for d in (0..=n).rev() {
+            if d < n {
+                acc |= self.fail_deps[d] | self.fail_conflicts[d];
+            }
+            if let Some(s) = self.split.as_deref().filter(|s| s.at as usize == d) {
+                for p in s.parts.iter().chain(&s.overlaps) {
+                    acc |= p.suffix_deps[d];
+                }
+            }
+            deps[d] = acc & below(d);
+        }
+        self.suffix_memo = (1..n.saturating_sub(1))
+            .filter(|&d| {
+                let k = deps[d].count_ones() as usize;
+                k <= SUFFIX_KEY_MAX && k < d
+            })
+            .fold(0, |m, d| m | 1 << d);
+        self.suffix_deps = deps;
     }
 }
 
@@ -735,6 +782,7 @@ fn split_plan(
             parts,
             overlaps,
         }));
+        plan.derive_suffix_memo();
     }
     plan
 }
