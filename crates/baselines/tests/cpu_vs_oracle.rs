@@ -957,14 +957,15 @@ fn split_plans_match_the_oracles() {
     assert!(split > 20, "only {split} delta plans split");
 }
 
-/// Path-like queries (7-10 vertices, few chords) over 3-6 labels, whose
-/// counting runs cache the completions of nodes by the few bindings they
-/// depend on (the suffix memo, [`csm_planner::Plan::suffix_memo`]): along
-/// a path the completions from a vertex onwards are reused by every path
-/// that reaches it. Fails unless some plans cache at depths whose key
-/// leaves out two or more bound positions (where reuse happens).
+/// Tree-like queries (random recursive trees of 6-9 vertices, few chords)
+/// over 2-4 labels on graphs of 20-27 vertices, whose counting runs cache
+/// the completions of nodes by the few bindings they depend on (the
+/// suffix memo, [`csm_planner::Plan::suffix_memo`]): the completions from
+/// a vertex onwards are reused by every partial match that reaches it.
+/// Fails unless some plans cache at depths whose key leaves out two or
+/// more bound positions (where reuse happens).
 #[test]
-fn suffix_memo_on_path_like_queries_matches_the_oracles() {
+fn suffix_memo_on_tree_like_queries_matches_the_oracles() {
     let case = TreeCase {
         labels: 2..=4,
         nodes: 20..28,
