@@ -43,7 +43,7 @@ use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, 
 use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 use crate::quota::{Quota, Tally};
-use crate::suffix_memo::{next_scope, SuffixMemo};
+use crate::suffix_memo::{MemoScope, SuffixMemo};
 
 /// Observes (and may prune) the execution tree.
 ///
@@ -112,9 +112,8 @@ pub struct Executor {
     /// bindings ([`Plan::suffix_memo`]), valid within one count: entries of
     /// another `scope` are stale.
     suffix: SuffixMemo,
-    /// The count the suffix memo's entries belong to: a fresh number at
-    /// each public entry point, passed on to the executor of split parts
-    /// (the graph stays the same within it).
+    /// The scope of the count in progress ([`MemoScope`]; the executor of
+    /// split parts counts in its parent's).
     scope: u64,
 }
 
@@ -413,7 +412,21 @@ impl Executor {
         prefix: &[VertexId],
         vis: &mut V,
     ) -> u64 {
-        self.scope = next_scope();
+        self.count_within(MemoScope::new(), g, plan, prefix, vis)
+    }
+
+    /// [`Executor::count`] in `scope`: the suffix memo's entries of earlier
+    /// counts in that scope serve this one. The caller guarantees that
+    /// every count in `scope` reads the same graph view, unchanged.
+    pub fn count_within<G: GraphView + ?Sized, V: Visitor>(
+        &mut self,
+        scope: MemoScope,
+        g: &G,
+        plan: &Plan,
+        prefix: &[VertexId],
+        vis: &mut V,
+    ) -> u64 {
+        self.scope = scope.0;
         self.count_in_scope(g, plan, prefix, vis)
     }
 
@@ -462,10 +475,12 @@ impl Executor {
     /// [`Self::candidates`] gave for `prefix`: lets a caller split one node's
     /// children across threads while each part keeps the hoisted, reused and
     /// pinned state of that node (strided parts spread a skewed level's heavy
-    /// children). Needs a level below the children
+    /// children), in `scope` as [`Executor::count_within`]. Needs a level below the children
     /// (`prefix.len() + 1 < plan.depth()`).
+    #[allow(clippy::too_many_arguments)]
     pub fn count_strided<G: GraphView + ?Sized>(
         &mut self,
+        scope: MemoScope,
         g: &G,
         plan: &Plan,
         prefix: &[VertexId],
@@ -478,7 +493,7 @@ impl Executor {
         if self.tally.stop {
             return 0;
         }
-        self.scope = next_scope();
+        self.scope = scope.0;
         self.emb[..d].copy_from_slice(prefix);
         self.prepare(g, plan, d);
         self.memo_epoch += 1;

@@ -11,7 +11,7 @@ pub mod query;
 pub mod quota;
 pub mod sampled;
 pub mod stats;
-mod suffix_memo;
+pub mod suffix_memo;
 pub mod symmetry;
 
 pub use delta::{count_batch, for_each_seed, seed_fits, DeltaCounts};
@@ -25,6 +25,7 @@ pub use query::{drop_trivial_edge_labels, QVertex, QueryError, QueryGraph};
 pub use quota::Quota;
 pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
+pub use suffix_memo::MemoScope;
 pub use symmetry::{
     automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,
 };

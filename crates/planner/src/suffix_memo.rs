@@ -7,10 +7,12 @@
 //! per binding of the few same-label vertices the rest must avoid), not
 //! once per path that reaches it.
 //!
-//! Entries live for one *scope*: one count on one graph (the executor
-//! takes a fresh scope at each public entry point and hands it to the
-//! executor of split parts), so they never outlive the lists they were
-//! counted on. The table is direct-mapped (a collision evicts); it starts
+//! Entries live for one *scope* ([`MemoScope`]): counts that read one
+//! unchanged graph view. [`crate::Executor::count`] takes a fresh scope
+//! for each count; a caller that runs many counts on one view (a batch's
+//! seeds, a static count's start vertices) passes one scope to all of them
+//! ([`crate::Executor::count_within`]), so that they share entries. The
+//! executor of split parts counts in its parent's scope. The table is direct-mapped (a collision evicts); it starts
 //! small, so that the many short counts of a one-update-at-a-time stream
 //! do not each pay for clearing a large table, and grows while live
 //! entries keep evicting each other.
@@ -41,9 +43,19 @@ const MAX_SLOTS: usize = 1 << 16;
 /// Source of scope numbers (0, the empty slots' scope, is never handed out).
 static SCOPES: AtomicU64 = AtomicU64::new(1);
 
-/// A fresh scope: no entry of another scope is ever returned in it.
-pub(crate) fn next_scope() -> u64 {
-    SCOPES.fetch_add(1, Ordering::Relaxed)
+/// Counts that read one unchanged graph view, across which the suffix
+/// memo keeps its entries (see the module docs). Every count given a scope
+/// must read the same view, with the same lists, as every other count
+/// given it; a scope made anew shares nothing with earlier ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoScope(pub(crate) u64);
+
+impl MemoScope {
+    /// A fresh scope: no entry of another scope is ever returned in it.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> MemoScope {
+        MemoScope(SCOPES.fetch_add(1, Ordering::Relaxed))
+    }
 }
 
 /// Where a node's count goes once computed ([`SuffixMemo::lookup`]).

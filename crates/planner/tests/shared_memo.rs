@@ -9,8 +9,8 @@ use std::sync::Arc;
 use csm_graph::gen::{erdos_renyi, graph_from_pairs, rmat, standard_query, with_labels, STANDARD_QUERIES};
 use csm_graph::{CsrGraph, GraphView, Version, VertexId};
 use csm_planner::{
-    automorphisms, break_symmetry, static_plan, CostOrder, Executor, GcsmOrder, GraphStats, NoVisitor, OrderStrategy,
-    Plan, QueryGraph, SharedMemo, MAX_AUTOMORPHISMS,
+    automorphisms, break_symmetry, static_plan, CostOrder, Executor, GcsmOrder, GraphStats, MemoScope, NoVisitor,
+    OrderStrategy, Plan, QueryGraph, SharedMemo, MAX_AUTOMORPHISMS,
 };
 
 /// Every prefix of `len` vertices that `plan` can bind.
@@ -80,7 +80,7 @@ fn parts_sharing_a_memo_count_what_one_executor_counts() {
                                 .enumerate()
                                 .map(|(k, ex)| {
                                     ex.share_memo(Some(memo.clone()));
-                                    let n = ex.count_strided(&g, &plan, &p, &cands, k, 3);
+                                    let n = ex.count_strided(MemoScope::new(), &g, &plan, &p, &cands, k, 3);
                                     ex.share_memo(None);
                                     n
                                 })

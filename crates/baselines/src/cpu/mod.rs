@@ -18,7 +18,7 @@ use csm_graph::{
 };
 use csm_planner::{
     delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted, DeltaCounts, DeltaPlan,
-    Executor, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule, SharedMemo, Sign,
+    Executor, MemoScope, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule, SharedMemo, Sign,
 };
 use rayon::prelude::*;
 
@@ -336,17 +336,31 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 /// node's hoisted and pinned state, [`Executor::count_strided`]). A level narrower
 /// than a few tasks per thread cannot keep the pool busy by itself, so its
 /// children split again while a level remains below theirs.
-fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId]) -> u64 {
-    count_split_in(g, plan, prefix, false, Shared::default())
+fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], scope: MemoScope) -> u64 {
+    let shared = Shared {
+        scope: Some(scope),
+        ..Shared::default()
+    };
+    count_split_in(g, plan, prefix, false, shared)
 }
 
 /// What the parts of one count share across the pool: the last-level memo
-/// of an enclosing split node ([`SharedMemo`]) and the run's match quota
-/// ([`Quota`], for counts capped at a limit).
+/// of an enclosing split node ([`SharedMemo`]), the run's match quota
+/// ([`Quota`], for counts capped at a limit) and the suffix memo's scope
+/// ([`MemoScope`]: counts on one unchanged view; a fresh one per count
+/// without).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Shared<'a> {
     memo: Option<&'a Arc<SharedMemo>>,
     quota: Option<&'a Arc<Quota>>,
+    scope: Option<MemoScope>,
+}
+
+impl Shared<'_> {
+    /// The suffix memo's scope of a count: the shared one, else a fresh one.
+    fn scope(&self) -> MemoScope {
+        self.scope.unwrap_or_else(MemoScope::new)
+    }
 }
 
 /// [`count_split`]. `busy`: the pool has other work queued even when this
@@ -368,7 +382,9 @@ fn count_split_in<G: GraphView + ?Sized>(
     // enumerating the node's children (uncapped counts only)
     let splits_here = shared.quota.is_none() && plan.split.as_ref().is_some_and(|s| s.at as usize == d);
     if d + 1 >= plan.depth() || threads == 1 {
-        return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
+        return with_exec_shared(shared, |ex| {
+            ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
+        });
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
     // can steal, there is enough parallelism already, unless this node is
@@ -381,14 +397,18 @@ fn count_split_in<G: GraphView + ?Sized>(
     let pending = busy || rayon_core::current_thread_has_pending_tasks() == Some(true);
     if splits_here {
         return match plan.split.as_deref() {
-            Some(split) if !pending => count_parts_split(g, split, prefix, busy),
-            _ => with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor)),
+            Some(split) if !pending => count_parts_split(g, split, prefix, busy, shared.scope),
+            _ => with_exec_shared(shared, |ex| {
+                ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
+            }),
         };
     }
     let shareable = plan.memo_from.is_some_and(|f| d >= f as usize);
     let memo_stays = plan.memo_from.is_some() && !shareable;
     if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
-        return with_exec_shared(shared, |ex| ex.count(g, plan, prefix, &mut NoVisitor));
+        return with_exec_shared(shared, |ex| {
+            ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
+        });
     }
     let cands = with_exec(|ex| {
         let mut c = Vec::new();
@@ -399,7 +419,9 @@ fn count_split_in<G: GraphView + ?Sized>(
     let min_work = if pending { heavy_work() } else { SPLIT_MIN_WORK };
     let work = subtree_work(g, plan, prefix, &cands);
     if work < min_work {
-        return with_exec_shared(shared, |ex| ex.count_strided(g, plan, prefix, &cands, 0, 1));
+        return with_exec_shared(shared, |ex| {
+            ex.count_strided(shared.scope(), g, plan, prefix, &cands, 0, 1)
+        });
     }
     // a heavy node's parts share one memo (a light one's parts keep their own)
     let own = (shared.memo.is_none() && shareable && work >= heavy_work()).then(|| Arc::new(SharedMemo::new()));
@@ -422,7 +444,11 @@ fn count_split_in<G: GraphView + ?Sized>(
     let parts = n.min(if pending { threads } else { NARROW_TASKS * threads });
     (0..parts)
         .into_par_iter()
-        .map(|k| with_exec_shared(shared, |ex| ex.count_strided(g, plan, prefix, &cands, k, parts)))
+        .map(|k| {
+            with_exec_shared(shared, |ex| {
+                ex.count_strided(shared.scope(), g, plan, prefix, &cands, k, parts)
+            })
+        })
         .sum()
 }
 
@@ -430,10 +456,21 @@ fn count_split_in<G: GraphView + ?Sized>(
 /// an idle pool: each part's and each overlap's plan (the same bound
 /// prefix) is counted by [`count_split_in`], so that each spreads its own
 /// children over the pool, instead of one after the other on one thread.
-/// The parts' plans have memos of their own.
-fn count_parts_split<G: GraphView + ?Sized>(g: &G, split: &csm_planner::Split, prefix: &[VertexId], busy: bool) -> u64 {
+/// The parts' plans have last-level memos of their own; they count in
+/// `scope`, if any.
+fn count_parts_split<G: GraphView + ?Sized>(
+    g: &G,
+    split: &csm_planner::Split,
+    prefix: &[VertexId],
+    busy: bool,
+    scope: Option<MemoScope>,
+) -> u64 {
+    let shared = Shared {
+        scope,
+        ..Shared::default()
+    };
     split
-        .completions(|plan| count_split_in(g, plan, prefix, busy, Shared::default()))
+        .completions(|plan| count_split_in(g, plan, prefix, busy, shared))
         .unwrap_or(0)
 }
 
@@ -548,12 +585,14 @@ fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds
     if rayon::current_num_threads() == 1 {
         return count_seeds_sequential(g, plans, seeds, &mut Executor::new());
     }
+    // every seed reads `g`: one suffix-memo scope
+    let scope = MemoScope::new();
     seeds
         .par_iter()
         .map(|&(i, x, y, w)| {
             let p = &plans[i as usize];
             let mut c = DeltaCounts::default();
-            c.add(p.sign, w * count_split(g, &p.plan, &[x, y]));
+            c.add(p.sign, w * count_split(g, &p.plan, &[x, y], scope));
             c
         })
         .reduce(DeltaCounts::default, DeltaCounts::merge)
@@ -747,9 +786,11 @@ fn count_seeds_sequential<G: GraphView + ?Sized>(
     ex: &mut Executor,
 ) -> DeltaCounts {
     let mut out = DeltaCounts::default();
+    // every seed reads `g`: one suffix-memo scope
+    let scope = MemoScope::new();
     for &(i, x, y, w) in seeds {
         let p = &plans[i as usize];
-        out.add(p.sign, w * ex.count(g, &p.plan, &[x, y], &mut NoVisitor));
+        out.add(p.sign, w * ex.count_within(scope, g, &p.plan, &[x, y], &mut NoVisitor));
     }
     out
 }
@@ -760,7 +801,12 @@ fn count_seeds_sequential<G: GraphView + ?Sized>(
 pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: Option<&Arc<Quota>>) -> u64 {
     let first = &plan.levels[0];
     let labels = g.labels();
-    let shared = Shared { memo: None, quota };
+    // every start vertex reads `g`: one suffix-memo scope
+    let shared = Shared {
+        memo: None,
+        quota,
+        scope: Some(MemoScope::new()),
+    };
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)
