@@ -168,7 +168,7 @@ pub struct Plan {
 }
 
 /// The most bindings a suffix-memo key holds ([`Plan::suffix_memo`]).
-pub const SUFFIX_KEY_MAX: usize = 3;
+pub const SUFFIX_KEY_MAX: usize = 4;
 
 /// Where a plan's remaining query vertices fall apart: given the bindings
 /// of `order[..at]`, the vertices `order[at..]` form two or more connected
