@@ -912,7 +912,7 @@ fn overlapping_split_plans_match_the_oracles() {
         max_len: 12,
         edge_labels_every: 2,
     };
-    let (_, overlapping, _, _) = tree_queries_match_the_oracles(9500, 64, case);
+    let overlapping = tree_queries_match_the_oracles(9500, 64, case).overlapping;
     assert!(overlapping > 20, "only {overlapping} delta plans subtract overlaps");
 }
 
@@ -932,7 +932,7 @@ fn overlapping_splits_of_three_parts_match_the_oracles() {
         max_len: 10,
         edge_labels_every: 3,
     };
-    let (_, _, three, _) = tree_queries_match_the_oracles(9700, 48, case);
+    let three = tree_queries_match_the_oracles(9700, 48, case).three;
     assert!(
         three > 10,
         "only {three} splits of three or more parts subtract overlaps"
@@ -953,7 +953,7 @@ fn split_plans_match_the_oracles() {
         max_len: 14,
         edge_labels_every: 5,
     };
-    let (split, _, _, _) = tree_queries_match_the_oracles(9300, 40, case);
+    let split = tree_queries_match_the_oracles(9300, 40, case).split;
     assert!(split > 20, "only {split} delta plans split");
 }
 
@@ -975,7 +975,7 @@ fn suffix_memo_on_tree_like_queries_matches_the_oracles() {
         max_len: 12,
         edge_labels_every: 4,
     };
-    let (_, _, _, memo) = tree_queries_match_the_oracles(9900, 40, case);
+    let memo = tree_queries_match_the_oracles(9900, 40, case).memo;
     assert!(memo > 100, "only {memo} memoised depths leave out two or more bindings");
 }
 
@@ -994,20 +994,28 @@ struct TreeCase {
     edge_labels_every: u64,
 }
 
+/// What the cost-order delta plans of [`tree_queries_match_the_oracles`]'s
+/// cases hold, for tests that fail unless their shortcut is exercised.
+struct PlanShapes {
+    /// Delta plans that split.
+    split: usize,
+    /// Of those, the ones that subtract overlaps.
+    overlapping: usize,
+    /// Splits of three or more parts (at any depth, merged queries' plans
+    /// included) that subtract overlaps.
+    three: usize,
+    /// Depths of those plans (nested plans included) that the suffix memo
+    /// keys by bindings leaving out two or more bound positions.
+    memo: usize,
+}
+
 /// `seeds` cases from `seed0` on: static counts against VF2 or brute force
 /// and three mixed batches against the brute-force set differences, with
 /// the fixed, cost and sampled orders, 1-2 threads, symmetry rules off on
-/// every other seed, edge labels as `case` says; returns how many cost-order
-/// delta plans split, how many of those subtract overlaps, and how many
-/// splits of three or more parts (at any depth of those plans, merged
-/// queries' plans included) subtract overlaps, and how many depths of those
-/// plans (their parts' and merged queries' plans included) the suffix memo
-/// keys by bindings that leave out two or more bound positions.
-fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (usize, usize, usize, usize) {
-    let mut split = 0;
-    let mut overlapping = 0;
-    let mut three = 0;
-    let mut memo = 0;
+/// every other seed, edge labels as `case` says; returns what their plans
+/// hold ([`PlanShapes`]).
+fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> PlanShapes {
+    let (mut split, mut overlapping, mut three, mut memo) = (0, 0, 0, 0);
     for seed in 0..seeds {
         let mut r = rng(seed0 + seed);
         let vl = r.random_range(case.labels.clone());
@@ -1026,13 +1034,7 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
             three += (p.plan.splits().iter())
                 .filter(|s| s.parts.len() >= 3 && !s.overlaps.is_empty())
                 .count();
-            let plans = std::iter::once(&p.plan).chain(
-                p.plan
-                    .splits()
-                    .into_iter()
-                    .flat_map(|s| s.parts.iter().chain(&s.overlaps)),
-            );
-            memo += plans
+            memo += (p.plan.plans().into_iter())
                 .flat_map(|plan| {
                     (0..plan.depth())
                         .filter(move |&d| plan.suffix_memo >> d & 1 == 1)
@@ -1066,5 +1068,10 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> (us
             panic!("seed {seed}: {e}");
         }
     }
-    (split, overlapping, three, memo)
+    PlanShapes {
+        split,
+        overlapping,
+        three,
+        memo,
+    }
 }

@@ -35,22 +35,12 @@ fn main() {
         }
         if std::env::var("MEMO").is_ok() {
             // SUFFIX MEMO: each plan's memoised depths and their keys
-            let mut todo = vec![(0usize, &p.plan)];
-            while let Some((indent, plan)) = todo.pop() {
+            for plan in p.plan.plans() {
                 let keys: Vec<String> = (0..plan.depth())
                     .filter(|&d| plan.suffix_memo >> d & 1 == 1)
                     .map(|d| format!("{d}:{:b}", plan.suffix_deps[d]))
                     .collect();
-                println!(
-                    "{:indent$}order {:?} memo {}",
-                    "",
-                    plan.order,
-                    keys.join(" "),
-                    indent = indent
-                );
-                if let Some(s) = &plan.split {
-                    todo.extend(s.parts.iter().chain(&s.overlaps).map(|q| (indent + 2, q)));
-                }
+                println!("  order {:?} memo {}", plan.order, keys.join(" "));
             }
         }
     }

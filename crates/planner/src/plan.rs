@@ -229,18 +229,24 @@ impl Plan {
         self.levels.len()
     }
 
-    /// Every [`Split`] in this plan: its own, then those of its parts' and
-    /// its overlaps' plans, depth first.
-    pub fn splits(&self) -> Vec<&Split> {
+    /// This plan and every plan nested in it: its split's parts' and
+    /// overlaps' plans and theirs, depth first.
+    pub fn plans(&self) -> Vec<&Plan> {
         let mut out = Vec::new();
         let mut todo = vec![self];
         while let Some(plan) = todo.pop() {
+            out.push(plan);
             if let Some(s) = plan.split.as_deref() {
-                out.push(s);
                 todo.extend(s.parts.iter().chain(&s.overlaps).rev());
             }
         }
         out
+    }
+
+    /// Every [`Split`] in this plan: its own, then those of its parts' and
+    /// its overlaps' plans, depth first.
+    pub fn splits(&self) -> Vec<&Split> {
+        self.plans().into_iter().filter_map(|p| p.split.as_deref()).collect()
     }
 
     /// The level a counting run sizes without listing, which
