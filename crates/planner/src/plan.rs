@@ -814,17 +814,7 @@ fn overlap_plans(
     versions: &dyn Fn(usize) -> Version,
     skip: Option<usize>,
 ) -> Option<Vec<Plan>> {
-    // each cross-part pair alone is a pattern
-    let pairs: usize = (0..parts.len())
-        .flat_map(|i| (i + 1..parts.len()).map(move |j| (i, j)))
-        .map(|(i, j)| {
-            let same = |&x: &QVertex| parts[j].iter().filter(|&&y| q.label(x) == q.label(y)).count();
-            parts[i].iter().map(same).sum::<usize>()
-        })
-        .sum();
-    if pairs > MAX_OVERLAPS {
-        return None;
-    }
+    // (none where the parts share no label; more than MAX_OVERLAPS: None)
     let mut patterns = Vec::new();
     merge_patterns(q, parts, &mut Vec::new(), 0, 0, &mut patterns)?;
     if !how.take(patterns.len()) {
