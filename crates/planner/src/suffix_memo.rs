@@ -12,10 +12,12 @@
 //! for each count; a caller that runs many counts on one view (a batch's
 //! seeds, a static count's start vertices) passes one scope to all of them
 //! ([`crate::Executor::count_within`]), so that they share entries. The
-//! executor of split parts counts in its parent's scope. The table is direct-mapped (a collision evicts); it starts
-//! small, so that the many short counts of a one-update-at-a-time stream
-//! do not each pay for clearing a large table, and grows while live
-//! entries keep evicting each other.
+//! executor of split parts counts in its parent's scope.
+//!
+//! The table is direct-mapped (a collision evicts); it starts small, so
+//! that the many short counts of a one-update-at-a-time stream do not
+//! each pay for clearing a large table, and grows while live entries keep
+//! evicting each other.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -381,10 +381,14 @@ fn count_split_in<G: GraphView + ?Sized>(
     // where the plan splits into parts the count is a product, without
     // enumerating the node's children (uncapped counts only)
     let splits_here = shared.quota.is_none() && plan.split.as_ref().is_some_and(|s| s.at as usize == d);
-    if d + 1 >= plan.depth() || threads == 1 {
-        return with_exec_shared(shared, |ex| {
+    // the whole node on this thread
+    let here = || {
+        with_exec_shared(shared, |ex| {
             ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
-        });
+        })
+    };
+    if d + 1 >= plan.depth() || threads == 1 {
+        return here();
     }
     // Lazy splitting: while this thread has queued tasks that idle threads
     // can steal, there is enough parallelism already, unless this node is
@@ -398,17 +402,13 @@ fn count_split_in<G: GraphView + ?Sized>(
     if splits_here {
         return match plan.split.as_deref() {
             Some(split) if !pending => count_parts_split(g, split, prefix, busy, shared.scope),
-            _ => with_exec_shared(shared, |ex| {
-                ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
-            }),
+            _ => here(),
         };
     }
     let shareable = plan.memo_from.is_some_and(|f| d >= f as usize);
     let memo_stays = plan.memo_from.is_some() && !shareable;
     if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
-        return with_exec_shared(shared, |ex| {
-            ex.count_within(shared.scope(), g, plan, prefix, &mut NoVisitor)
-        });
+        return here();
     }
     let cands = with_exec(|ex| {
         let mut c = Vec::new();
