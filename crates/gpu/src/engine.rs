@@ -711,11 +711,7 @@ impl GpuEngine {
             let over_cache = resident.is_some() && (hidden.is_some() || matches!(refreshed, Some(Ok(_))));
             let hidden_v: &[VertexId] = hidden.as_ref().map_or(&[], |(_, h)| &h[..]);
             let c = resident.as_ref();
-            let served = |v: VertexId| {
-                over_cache
-                    && c.is_some_and(|c| c.layout().slot(v).is_some_and(|s| s.live))
-                    && hidden_v.binary_search(&v).is_err()
-            };
+            let served = |v: VertexId| over_cache && c.is_some_and(|c| c.layout().serves(v, hidden_v));
             // a failed copy skips the kernel and aborts the batch below
             match h.stage(&mut st.host, &changed, served) {
                 Ok(l) => hot_load = Some(l),

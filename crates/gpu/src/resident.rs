@@ -440,6 +440,12 @@ impl ResidentLayout {
         self.slot_of.contains_key(&v)
     }
 
+    /// Whether the cache serves `v`'s list: `v` has a live slot and is not
+    /// among `hidden` (sorted; the lists a masked batch hides).
+    pub fn serves(&self, v: VertexId, hidden: &[VertexId]) -> bool {
+        self.slot(v).is_some_and(|s| s.live) && hidden.binary_search(&v).is_err()
+    }
+
     /// The slot of cached `v`.
     pub fn slot(&self, v: VertexId) -> Option<&SlotInfo> {
         self.slot_index(v).map(|i| &self.slots[i])

@@ -1579,11 +1579,7 @@ impl Run<'_> {
                                 let hot_load = match hot[ri].as_mut() {
                                     Some(h) => {
                                         let hidden: &[VertexId] = mask.as_ref().map_or(&[], |(_, h)| &h[..]);
-                                        let served = |v: VertexId| {
-                                            kc.is_some()
-                                                && c.layout().slot(v).is_some_and(|s| s.live)
-                                                && hidden.binary_search(&v).is_err()
-                                        };
+                                        let served = |v: VertexId| kc.is_some() && c.layout().serves(v, hidden);
                                         Some(h.stage(pinned, &changed, served).map_err(|e| e.to_string())?)
                                     }
                                     _ => None,
