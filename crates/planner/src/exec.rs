@@ -772,7 +772,7 @@ impl Executor {
         };
         let total = self.node::<G, V, ENUM>(g, plan, d, vis, f);
         if let Some(pending) = pending {
-            self.suffix.store(self.scope, plan, pending, total);
+            self.suffix.store(self.scope, pending, total);
         }
         vis.leave(d);
         total
