@@ -181,6 +181,7 @@ fn timing_enron_dual_matching() {
     let opts = ReadOptions {
         lenient: false,
         labeller: Labeller::Uniform { num_labels: 8, seed: 1 },
+        ..ReadOptions::default()
     };
     let Ok((data, _)) = read_graph_file(&path, None, &opts) else {
         println!("{path} not found; skipped");

@@ -39,6 +39,7 @@ fn data() -> (&'static str, GraphData) {
         let opts = ReadOptions {
             lenient: false,
             labeller: Labeller::Constant,
+            ..ReadOptions::default()
         };
         match read_graph_file(ENRON, Some(Format::Snap), &opts) {
             Ok((g, _)) => return ("enron", g),

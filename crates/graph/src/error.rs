@@ -15,6 +15,12 @@ pub enum ErrorKind {
     DuplicateVertex(VertexId),
     #[error("vertex id {0} is too large (ids must be below 2^31 - 1)")]
     VertexIdTooLarge(u64),
+    #[error(
+        "vertex id {id} is too sparse to store: this input holds at most {vertices} vertices, and vertices are \
+         kept in arrays indexed by id; renumber them densely (`--ids compact` or `--ids auto`; \
+         `IdPolicy::Compact` in the library)"
+    )]
+    SparseIds { id: VertexId, vertices: u64 },
     #[error("edge ({0}, {1}) already exists")]
     DuplicateEdge(VertexId, VertexId),
     #[error("edge ({0}, {1}) does not exist")]

@@ -13,6 +13,7 @@
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
 //! * [`versions`]: [`UpdateVersions`], per-update list versions of a run of
 //!   single-edge updates (DCSM's multi-version graph), to match them concurrently.
+//! * [`ids`]: [`IdMap`], dense renumbering of sparse vertex ids (and of their streams).
 //! * [`format`](mod@format): readers and writers for the graph and update-stream formats.
 //! * [`gen`]: seeded generators (R-MAT, Erdős–Rényi, grids, streams, queries).
 
@@ -49,6 +50,7 @@ pub mod error;
 pub mod format;
 pub mod gen;
 pub mod hub_groups;
+pub mod ids;
 pub mod relevant;
 mod slices;
 pub mod types;
@@ -62,6 +64,7 @@ pub use dynamic::{BatchDelta, DynamicGraph, Staging, Strictness};
 pub use edge_set::{EdgeKey, EdgeSet};
 pub use error::{ErrorKind, InputError};
 pub use hub_groups::{HubLabelGroups, Hubs, NewGroups};
+pub use ids::{IdMap, IdPolicy};
 pub use relevant::{EdgeFilter, OtherEdges, Route, Routed};
 pub use types::*;
 pub use versions::{UpdateVersions, VersionView};

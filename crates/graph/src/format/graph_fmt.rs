@@ -12,7 +12,9 @@
 //! are undirected, listed once, and never loops. At the end the header counts
 //! and every declared degree are checked against the file. `#` lines are
 //! comments. Vertex ids need not be dense: `labels` is sized to the largest id
-//! plus one and undeclared ids stay [`ABSENT`].
+//! plus one and undeclared ids stay [`ABSENT`]. Ids too sparse for that
+//! ([`crate::ids`]) are an error, or renumbered `0..N-1` in id order as
+//! [`ReadOptions::ids`] says.
 //!
 //! Lenient mode skips (and counts) every bad line; since skipping changes the
 //! counts, it does not check header counts or degrees, and a missing header is
@@ -28,8 +30,10 @@ use super::lex::{
 };
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
+use crate::ids::{too_sparse, IdMap, IdPolicy};
 use crate::types::{Edge, GraphData, Label, VertexId, ABSENT, NO_EDGE_LABEL};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 /// Which `v`/`e` dialect a file is in.
@@ -42,6 +46,11 @@ pub(crate) enum Dialect {
 }
 
 /// Accumulates `v` and `e` records and enforces the strict rules.
+///
+/// Vertices live in arrays indexed by the file's ids, or, once the ids turn
+/// out too sparse for that ([`crate::ids`]) or when asked to renumber, by
+/// internal ids given in file order (`interned`) and put in id order by
+/// [`Builder::finish`]. Errors always name the file's ids.
 struct Builder {
     labels: Vec<Label>,
     edges: Vec<Edge>,
@@ -54,10 +63,21 @@ struct Builder {
     declared: Vec<(usize, VertexId, u64)>,
     num_vertices: u64,
     edge_labelled: bool,
+    policy: IdPolicy,
+    /// Most vertices the input can hold (a `v` line takes 6 bytes or more).
+    max_vertices: u64,
+    interned: Option<Interned>,
+}
+
+/// The file's ids of a [`Builder`] that renumbers: internal id → file id and back.
+#[derive(Default)]
+struct Interned {
+    index: HashMap<VertexId, VertexId>,
+    original: Vec<VertexId>,
 }
 
 impl Builder {
-    fn new(vertices_hint: u64, edges_hint: u64) -> Self {
+    fn new(vertices_hint: u64, edges_hint: u64, policy: IdPolicy, content_len: usize) -> Self {
         // A bogus header must not make us allocate gigabytes up front.
         let vh = vertices_hint.min(1 << 24) as usize;
         let eh = edges_hint.min(1 << 24) as usize;
@@ -69,18 +89,72 @@ impl Builder {
             declared: Vec::new(),
             num_vertices: 0,
             edge_labelled: false,
+            policy,
+            max_vertices: content_len as u64 / 6 + 1,
+            interned: (policy == IdPolicy::Compact).then(Interned::default),
         }
     }
 
-    fn exists(&self, id: VertexId) -> bool {
-        self.labels.get(id as usize).is_some_and(|&l| l != ABSENT)
+    /// Where vertex `id` (a file id) is stored, if declared.
+    fn slot(&self, id: VertexId) -> Option<usize> {
+        match &self.interned {
+            Some(m) => m.index.get(&id).map(|&x| x as usize),
+            None => self
+                .labels
+                .get(id as usize)
+                .is_some_and(|&l| l != ABSENT)
+                .then_some(id as usize),
+        }
+    }
+
+    /// The file's id of the vertex stored at `x`.
+    fn original(&self, x: VertexId) -> VertexId {
+        self.interned.as_ref().map_or(x, |m| m.original[x as usize])
+    }
+
+    /// Moves the vertices declared so far (and their edges) to internal ids,
+    /// in id order.
+    fn intern_from_now(&mut self) {
+        let mut m = Interned::default();
+        let (mut labels, mut degree) = (Vec::new(), Vec::new());
+        for (id, &l) in self.labels.iter().enumerate() {
+            if l != ABSENT {
+                m.index.insert(id as VertexId, m.original.len() as VertexId);
+                m.original.push(id as VertexId);
+                labels.push(l);
+                degree.push(self.degree[id]);
+            }
+        }
+        for e in &mut self.edges {
+            *e = Edge::new(m.index[&e.u], m.index[&e.v], e.label);
+        }
+        (self.labels, self.degree, self.interned) = (labels, degree, Some(m));
     }
 
     fn add_vertex(&mut self, line: usize, id: VertexId, label: Label, degree: Option<u64>) -> Result<(), ErrorKind> {
-        if self.exists(id) {
+        if self.slot(id).is_some() {
             return Err(ErrorKind::DuplicateVertex(id));
         }
-        let i = id as usize;
+        if self.interned.is_none() && too_sparse(id, self.max_vertices) {
+            if self.policy == IdPolicy::Keep {
+                return Err(ErrorKind::SparseIds {
+                    id,
+                    vertices: self.max_vertices,
+                });
+            }
+            self.intern_from_now();
+        }
+        let i = match &mut self.interned {
+            Some(m) => {
+                let x = m.original.len();
+                m.index.insert(id, x as VertexId);
+                m.original.push(id);
+                self.labels.push(ABSENT);
+                self.degree.push(0);
+                x
+            }
+            None => id as usize,
+        };
         if i >= self.labels.len() {
             self.labels.resize(i + 1, ABSENT);
             self.degree.resize(i + 1, 0);
@@ -99,16 +173,16 @@ impl Builder {
         if u == v {
             return Err(ErrorKind::SelfLoop(u));
         }
-        for x in [u, v] {
-            if !self.exists(x) {
-                return Err(ErrorKind::UnknownVertex(x));
-            }
-        }
+        let (Some(a), Some(b)) = (self.slot(u), self.slot(v)) else {
+            let unknown = if self.slot(u).is_none() { u } else { v };
+            return Err(ErrorKind::UnknownVertex(unknown));
+        };
         self.edge_labelled |= label.is_some();
-        self.edges.push(Edge::new(u, v, label.unwrap_or(NO_EDGE_LABEL)));
+        self.edges
+            .push(Edge::new(a as VertexId, b as VertexId, label.unwrap_or(NO_EDGE_LABEL)));
         self.lines.push(line);
-        self.degree[u as usize] += 1;
-        self.degree[v as usize] += 1;
+        self.degree[a] += 1;
+        self.degree[b] += 1;
         Ok(())
     }
 
@@ -142,7 +216,8 @@ impl Builder {
     fn first_repeated(&self, sink: &Sink) -> Option<InputError> {
         let i = *self.repeated().first()?;
         let e = self.edges[i];
-        Some(sink.err(self.lines[i], ErrorKind::DuplicateEdge(e.u, e.v)))
+        let k = ErrorKind::DuplicateEdge(self.original(e.u), self.original(e.v));
+        Some(sink.err(self.lines[i], k))
     }
 
     /// Drops the repeated pairs (lenient mode), noting each in `sink`; the
@@ -157,7 +232,8 @@ impl Builder {
             self.degree[e.u as usize] -= 1;
             self.degree[e.v as usize] -= 1;
             // (past the sink's cap too: these may come before its notes)
-            let err = sink.err(self.lines[i], ErrorKind::DuplicateEdge(e.u, e.v));
+            let k = ErrorKind::DuplicateEdge(self.original(e.u), self.original(e.v));
+            let err = sink.err(self.lines[i], k);
             sink.report.skipped += 1;
             sink.report.first_errors.push(err);
         }
@@ -179,7 +255,7 @@ impl Builder {
     /// First declared degree that disagrees with the edges, in file order.
     fn degree_mismatch(&self) -> Option<(usize, ErrorKind)> {
         self.declared.iter().find_map(|&(line, id, d)| {
-            let actual = u64::from(self.degree[id as usize]);
+            let actual = self.slot(id).map_or(0, |x| u64::from(self.degree[x]));
             (actual != d).then(|| {
                 (
                     line,
@@ -189,12 +265,35 @@ impl Builder {
         })
     }
 
-    fn finish(self) -> GraphData {
-        GraphData {
-            labels: self.labels,
-            edges: self.edges,
-            edge_labelled: self.edge_labelled,
+    /// The graph, and the file's ids if the vertices were renumbered (then
+    /// in id order, as [`GraphData::compact_ids`] numbers them).
+    fn finish(self) -> (GraphData, Option<IdMap>) {
+        let Some(m) = self.interned else {
+            let g = GraphData {
+                labels: self.labels,
+                edges: self.edges,
+                edge_labelled: self.edge_labelled,
+            };
+            return (g, None);
+        };
+        let mut by_id: Vec<VertexId> = (0..m.original.len() as VertexId).collect();
+        by_id.sort_unstable_by_key(|&x| m.original[x as usize]);
+        let mut new_of = vec![0 as VertexId; by_id.len()];
+        for (new, &old) in by_id.iter().enumerate() {
+            new_of[old as usize] = new as VertexId;
         }
+        let labels = by_id.iter().map(|&old| self.labels[old as usize]).collect();
+        let mut edges = self.edges;
+        for e in &mut edges {
+            *e = Edge::new(new_of[e.u as usize], new_of[e.v as usize], e.label);
+        }
+        let ids = by_id.iter().map(|&old| m.original[old as usize]).collect();
+        let g = GraphData {
+            labels,
+            edges,
+            edge_labelled: self.edge_labelled,
+        };
+        (g, Some(IdMap::from_sorted(ids)))
     }
 }
 
@@ -289,7 +388,7 @@ pub(crate) fn read_ve(
         }
     }
     let (nh, mh) = header.map_or((0, 0), |(_, n, m)| (n, m));
-    let mut b = Builder::new(nh, mh);
+    let mut b = Builder::new(nh, mh, opts.ids, content.len());
     for (line, text) in lines {
         let f = Fields::split(text);
         let r = match (f.get(0), dialect) {
@@ -340,7 +439,9 @@ pub(crate) fn read_ve(
             return Err(sink.err(line, k));
         }
     }
-    Ok((b.finish(), sink.report))
+    let (g, id_map) = b.finish();
+    sink.report.id_map = id_map;
+    Ok((g, sink.report))
 }
 
 /// Reads a graph-format file (see the module docs).

@@ -31,6 +31,7 @@ pub use lex::MAX_REPORTED_ERRORS;
 pub use snap::{read_snap, write_snap};
 
 use crate::error::{ErrorKind, InputError};
+use crate::ids::{IdMap, IdPolicy};
 use crate::types::{GraphData, LocatedUpdate, Update};
 use std::fmt;
 use std::io::{self, Write};
@@ -86,6 +87,9 @@ pub struct ReadOptions {
     pub lenient: bool,
     /// Vertex labels for formats without them (SNAP).
     pub labeller: Labeller,
+    /// Whether to renumber the vertices densely ([`IdPolicy`]; the default
+    /// keeps the file's ids and rejects ids too sparse to store).
+    pub ids: IdPolicy,
 }
 
 /// What a graph reader tolerated.
@@ -100,6 +104,9 @@ pub struct ReadReport {
     pub self_loops: usize,
     /// SNAP: lines folded into an earlier edge (reversed or repeated pairs).
     pub duplicates_folded: usize,
+    /// The file's ids, when the reader renumbered the vertices
+    /// ([`ReadOptions::ids`]); errors the reader returns name the file's ids.
+    pub id_map: Option<IdMap>,
 }
 
 fn read_file(path: &Path) -> Result<(String, String), InputError> {

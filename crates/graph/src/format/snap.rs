@@ -11,13 +11,18 @@
 //! [`ReadOptions::labeller`]. Edges come out normalised (`u < v`) and sorted;
 //! none carries a label.
 //!
+//! Ids too sparse to store in arrays indexed by id ([`crate::ids`]) are an
+//! error, or renumbered `0..N-1` in id order as [`ReadOptions::ids`] says
+//! (labels are still drawn by the file's ids, so a vertex keeps its label).
+//!
 //! Malformed lines and ids above [`MAX_VERTEX_ID`](crate::types::MAX_VERTEX_ID)
 //! are errors, or skipped and counted in lenient mode.
 
 use super::lex::{data_lines, malformed, parse_id, Fields, Sink};
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
-use crate::gen::assign_labels;
+use crate::gen::{assign_labels, labels_of_ids};
+use crate::ids::{too_sparse, IdMap, IdPolicy, DENSE_ID_FLOOR};
 use crate::types::{Edge, GraphData, VertexId, ABSENT, NO_EDGE_LABEL};
 use std::io::{self, Write};
 
@@ -36,11 +41,14 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
     }
     let mut keys: Vec<u64> = Vec::with_capacity(content.len() / 12);
     let mut loop_ids: Vec<VertexId> = Vec::new();
-    let mut max_id: Option<VertexId> = None;
+    // the largest id and the line of its first mention
+    let mut max_id: Option<(VertexId, usize)> = None;
     for (line, text) in data_lines(content) {
         match pair(&Fields::split(text)) {
             Ok((u, v)) => {
-                max_id = max_id.max(Some(u.max(v)));
+                if max_id.is_none_or(|(m, _)| u.max(v) > m) {
+                    max_id = Some((u.max(v), line));
+                }
                 if u == v {
                     loop_ids.push(u);
                 } else {
@@ -51,7 +59,8 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
             Err(k) => sink.skip(line, k)?,
         }
     }
-    let Some(max_id) = max_id else {
+    let Some((max_id, max_line)) = max_id else {
+        sink.report.id_map = (opts.ids == IdPolicy::Compact).then(IdMap::default);
         return Ok((GraphData::default(), sink.report));
     };
     let lines = keys.len();
@@ -59,6 +68,36 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
     keys.dedup();
     sink.report.self_loops = loop_ids.len();
     sink.report.duplicates_folded = lines - keys.len();
+
+    // the present ids, found only where the id space could be sparse
+    let ids = (u64::from(max_id) + 1 > DENSE_ID_FLOOR).then(|| present_ids(&keys, &loop_ids));
+    let sparse = ids.as_ref().is_some_and(|ids| too_sparse(max_id, ids.len() as u64));
+    let compact = match opts.ids {
+        IdPolicy::Keep if sparse => {
+            let vertices = ids.as_ref().map_or(0, Vec::len) as u64;
+            return Err(sink.err(max_line, ErrorKind::SparseIds { id: max_id, vertices }));
+        }
+        IdPolicy::Keep => false,
+        IdPolicy::Compact => true,
+        IdPolicy::CompactIfSparse => sparse,
+    };
+    if compact {
+        let ids = ids.unwrap_or_else(|| present_ids(&keys, &loop_ids));
+        let labels = labels_of_ids(&ids, &opts.labeller);
+        let index = |x: VertexId| ids.binary_search(&x).expect("an endpoint is present") as VertexId;
+        // renumbering in id order keeps every edge normalised and sorted
+        let edges = keys
+            .iter()
+            .map(|&k| Edge::new(index((k >> 32) as VertexId), index(k as VertexId), NO_EDGE_LABEL))
+            .collect();
+        sink.report.id_map = Some(IdMap::from_sorted(ids));
+        let g = GraphData {
+            labels,
+            edges,
+            edge_labelled: false,
+        };
+        return Ok((g, sink.report));
+    }
 
     let n = max_id as usize + 1;
     let mut present = vec![false; n];
@@ -88,6 +127,18 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
         },
         sink.report,
     ))
+}
+
+/// The ids that the sorted pair `keys` and the self-loops name, ascending.
+fn present_ids(keys: &[u64], loop_ids: &[VertexId]) -> Vec<VertexId> {
+    let mut ids: Vec<VertexId> = keys
+        .iter()
+        .flat_map(|&k| [(k >> 32) as VertexId, k as VertexId])
+        .chain(loop_ids.iter().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// Writes `g`'s edges as a SNAP edge list (tab-separated, one line per

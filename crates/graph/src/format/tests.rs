@@ -1,6 +1,7 @@
 //! Round-trips, detection and file I/O across the formats.
 
 use super::*;
+use crate::ids::IdPolicy;
 use crate::types::{Edge, Update, ABSENT};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -215,4 +216,139 @@ proptest! {
         }
         prop_assert_eq!(c.edge_labelled, g.edge_labelled);
     }
+}
+
+/// `g`'s text in `f` with every id `i` written as `i * stride + offset`
+/// (ids far apart, as in a crawl), written line by line, not by the writers;
+/// `reversed` declares the vertices in descending id order.
+fn spread_text(g: &GraphData, f: Format, stride: u32, offset: u32, reversed: bool) -> String {
+    let id = |x: u32| x * stride + offset;
+    let mut deg = vec![0u32; g.labels.len()];
+    for e in &g.edges {
+        deg[e.u as usize] += 1;
+        deg[e.v as usize] += 1;
+    }
+    let mut present: Vec<u32> = (0..g.labels.len() as u32)
+        .filter(|&v| g.labels[v as usize] != ABSENT)
+        .collect();
+    if reversed {
+        present.reverse();
+    }
+    let mut s = String::new();
+    if f == Format::Graph {
+        s += &format!("t {} {}\n", present.len(), g.edges.len());
+    }
+    if f != Format::Snap {
+        for &v in &present {
+            match f {
+                Format::Graph => s += &format!("v {} {} {}\n", id(v), g.labels[v as usize], deg[v as usize]),
+                _ => s += &format!("v {} {}\n", id(v), g.labels[v as usize]),
+            }
+        }
+    }
+    for e in &g.edges {
+        match (f, g.edge_labelled) {
+            (Format::Snap, _) => s += &format!("{} {}\n", id(e.u), id(e.v)),
+            (_, true) => s += &format!("e {} {} {}\n", id(e.u), id(e.v), e.label),
+            (_, false) => s += &format!("e {} {}\n", id(e.u), id(e.v)),
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A file whose ids are spread far apart reads, renumbered, as the
+    /// graph with dense ids compacted by [`GraphData::compact_ids`], and the
+    /// map gives back the file's ids; keeping the ids fails with a named
+    /// error exactly where they are too sparse, and `auto` renumbers exactly
+    /// there.
+    #[test]
+    fn spread_ids_read_as_the_compacted_dense_graph(
+        g in arb_graph(),
+        stride in prop_oneof![Just(1u32), Just(5), Just(1 << 19), Just(1 << 21), Just(1 << 26)],
+        offset in 0u32..1000,
+        f in prop_oneof![Just(Format::Graph), Just(Format::Csm), Just(Format::Snap)],
+        reversed in any::<bool>(),
+    ) {
+        let labeller = if stride <= 5 && f == Format::Snap {
+            Labeller::Uniform { num_labels: 3, seed: u64::from(offset) }
+        } else {
+            Labeller::Constant
+        };
+        let opts = |ids| ReadOptions { ids, labeller: labeller.clone(), ..Default::default() };
+        let dense = read_graph(&spread_text(&g, f, 1, 0, false), "d", Some(f), &opts(IdPolicy::Keep)).unwrap().0;
+        let text = spread_text(&g, f, stride, offset, reversed);
+        let (c, r) = read_graph(&text, "s", Some(f), &opts(IdPolicy::Compact)).unwrap();
+        let (mut want, old_to_new) = dense.compact_ids();
+        if labeller != Labeller::Constant {
+            // SNAP's labels are drawn by the file's ids
+            let all = crate::gen::assign_labels((30 * stride + offset) as usize, &labeller);
+            let present = old_to_new.iter().enumerate().filter(|(_, n)| n.is_some());
+            want.labels = present.map(|(old, _)| all[old * stride as usize + offset as usize]).collect();
+        }
+        prop_assert_eq!(&c, &want);
+        let map = r.id_map.unwrap();
+        prop_assert_eq!(map.len(), want.labels.len());
+        for (old, new) in old_to_new.iter().enumerate() {
+            if let Some(new) = new {
+                prop_assert_eq!(map.original(*new), old as u32 * stride + offset);
+            }
+        }
+        let max_id = dense.labels.len().saturating_sub(1) as u32 * stride + offset;
+        let most = match f {
+            Format::Snap => want.labels.len() as u64,
+            _ => text.len() as u64 / 6 + 1,
+        };
+        let sparse = !want.labels.is_empty() && crate::ids::too_sparse(max_id, most);
+        let kept = read_graph(&text, "s", Some(f), &opts(IdPolicy::Keep));
+        let auto = read_graph(&text, "s", Some(f), &opts(IdPolicy::CompactIfSparse)).unwrap();
+        if sparse {
+            let e = kept.unwrap_err();
+            prop_assert!(matches!(e.kind, ErrorKind::SparseIds { .. }), "{}", e);
+            prop_assert_eq!(auto.0, want);
+            prop_assert!(auto.1.id_map.is_some());
+        } else {
+            let kept = kept.unwrap();
+            prop_assert_eq!(&auto, &kept);
+            prop_assert!(auto.1.id_map.is_none());
+            if stride == 1 && offset == 0 && !reversed {
+                prop_assert_eq!(kept.0, dense);
+            }
+        }
+    }
+}
+
+/// Errors of a renumbering read name the file's ids.
+#[test]
+fn renumbering_reads_name_the_file_ids() {
+    let opts = ReadOptions {
+        ids: IdPolicy::Compact,
+        ..Default::default()
+    };
+    let e = read_csm_graph("v 900000000 1\nv 7 2\ne 7 900000000\ne 900000000 7\n", "c", &opts).unwrap_err();
+    assert_eq!((e.line, e.kind), (4, ErrorKind::DuplicateEdge(900_000_000, 7)));
+    let e = read_csm_graph("v 900000000 1\nv 900000000 2\n", "c", &opts).unwrap_err();
+    assert_eq!((e.line, e.kind), (2, ErrorKind::DuplicateVertex(900_000_000)));
+    let e = read_csm_graph("v 900000000 1\ne 900000000 8\n", "c", &opts).unwrap_err();
+    assert_eq!((e.line, e.kind), (2, ErrorKind::UnknownVertex(8)));
+    let e = read_graph_format("t 2 1\nv 900000000 1 1\nv 7 2 2\ne 7 900000000\n", "g", &opts).unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(e.kind.to_string().contains("vertex 7 declares degree 2"), "{e}");
+    // the default keeps the ids, and names the line of a sparse one
+    let e = read_csm_graph("v 1 1\nv 900000000 1\n", "c", &ReadOptions::default()).unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(matches!(e.kind, ErrorKind::SparseIds { id: 900_000_000, .. }));
+    let e = read_snap("1 2\n2 900000000\n", "s", &ReadOptions::default()).unwrap_err();
+    assert_eq!(
+        (e.line, e.kind),
+        (
+            2,
+            ErrorKind::SparseIds {
+                id: 900_000_000,
+                vertices: 3
+            }
+        )
+    );
 }

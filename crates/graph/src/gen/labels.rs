@@ -1,7 +1,7 @@
 //! Seeded vertex labellers, shared by the generators and the SNAP reader
 //! (SNAP edge lists carry no labels).
 
-use crate::types::Label;
+use crate::types::{Label, VertexId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
@@ -52,14 +52,45 @@ impl Labeller {
 /// # Panics
 /// If [`Labeller::validate`] fails.
 pub fn assign_labels(n: usize, labeller: &Labeller) -> Vec<Label> {
+    if *labeller == Labeller::Constant {
+        return vec![0; n];
+    }
+    draws(labeller).take(n).collect()
+}
+
+/// The labels [`assign_labels`] gives the vertices `ids` (ascending), without
+/// an array of every id up to the largest: what a reader that renumbers
+/// sparse ids ([`crate::ids`]) needs so that a vertex keeps its label.
+///
+/// # Panics
+/// If [`Labeller::validate`] fails or `ids` is not ascending.
+pub fn labels_of_ids(ids: &[VertexId], labeller: &Labeller) -> Vec<Label> {
+    if *labeller == Labeller::Constant {
+        return vec![0; ids.len()];
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    let mut next = ids.iter().peekable();
+    for (i, l) in draws(labeller).enumerate() {
+        let Some(&&id) = next.peek() else { break };
+        assert!(id as usize >= i, "ids must be ascending");
+        if id as usize == i {
+            out.push(l);
+            next.next();
+        }
+    }
+    out
+}
+
+/// The endless sequence of `labeller`'s draws; vertex `i` gets the `i`-th.
+fn draws(labeller: &Labeller) -> Box<dyn Iterator<Item = Label>> {
     if let Err(e) = labeller.validate() {
         panic!("invalid labeller: {e}");
     }
     match *labeller {
-        Labeller::Constant => vec![0; n],
+        Labeller::Constant => Box::new(std::iter::repeat(0)),
         Labeller::Uniform { num_labels, seed } => {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            (0..n).map(|_| rng.random_range(0..num_labels)).collect()
+            Box::new(std::iter::repeat_with(move || rng.random_range(0..num_labels)))
         }
         Labeller::Zipf {
             num_labels,
@@ -68,13 +99,10 @@ pub fn assign_labels(n: usize, labeller: &Labeller) -> Vec<Label> {
         } => {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let zipf = Zipf::new(f64::from(num_labels), exponent).expect("validated parameters");
-            (0..n)
-                .map(|_| {
-                    // Zipf samples ranks in [1, n]; rank 1 becomes label 0.
-                    let rank = zipf.sample(&mut rng) as u32;
-                    rank.clamp(1, num_labels) - 1
-                })
-                .collect()
+            // Zipf samples ranks in [1, n]; rank 1 becomes label 0.
+            Box::new(std::iter::repeat_with(move || {
+                (zipf.sample(&mut rng) as u32).clamp(1, num_labels) - 1
+            }))
         }
     }
 }
@@ -101,6 +129,25 @@ mod tests {
         assert_ne!(a, assign_labels(1000, &Labeller::Uniform { num_labels: 7, seed: 4 }));
         // A prefix is stable: vertex i always gets the i-th draw.
         assert_eq!(&a[..10], &assign_labels(10, &l)[..]);
+    }
+
+    #[test]
+    fn labels_of_ids_are_the_dense_ones() {
+        for l in [
+            Labeller::Constant,
+            Labeller::Uniform { num_labels: 5, seed: 2 },
+            Labeller::Zipf {
+                num_labels: 6,
+                exponent: 1.2,
+                seed: 4,
+            },
+        ] {
+            let all = assign_labels(300, &l);
+            let ids = [0, 3, 4, 150, 299];
+            let want: Vec<Label> = ids.iter().map(|&i| all[i as usize]).collect();
+            assert_eq!(labels_of_ids(&ids, &l), want);
+            assert!(labels_of_ids(&[], &l).is_empty());
+        }
     }
 
     #[test]

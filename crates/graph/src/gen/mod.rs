@@ -17,7 +17,7 @@ mod stream;
 pub use build::graph_from_pairs;
 pub use er::erdos_renyi;
 pub use grid::grid;
-pub use labels::{assign_labels, Labeller};
+pub use labels::{assign_labels, labels_of_ids, Labeller};
 pub use query::{random_walk_query, QuerySampler, EXTRA_EDGE_PROB};
 pub use rmat::{rmat, RMAT_STANDARD};
 pub use standard::{standard_query, with_labels, STANDARD_QUERIES};
