@@ -15,7 +15,8 @@ use clap::Args;
 use csm_baselines::registry::EngineOptions;
 use csm_graph::format::{self, Format, Labeller, ReadOptions, ReadReport};
 use csm_graph::gen::{self, StreamAmount, DEFAULT_INSERT_PROB, STANDARD_QUERIES};
-use csm_graph::{ErrorKind, GraphData, InputError, Label, LocatedUpdate};
+use csm_graph::ids::too_sparse;
+use csm_graph::{ErrorKind, GraphData, IdMap, IdPolicy, InputError, Label, LocatedUpdate, VertexId};
 use csm_planner::{strategy_by_name, OrderStrategy, QueryGraph};
 
 /// Parses a `--format` value (`graph`, `csm`, `snap`).
@@ -41,6 +42,12 @@ pub struct ReadArgs {
     /// first one (they are counted and reported).
     #[arg(long)]
     pub lenient: bool,
+    /// Vertex numbering: `keep` the file's ids (ids too sparse to store by id
+    /// are an error), `compact` them to 0..N-1 in id order, or `auto`:
+    /// compact only ids too sparse to store (past 2^24 and more than 16 per
+    /// vertex). Update files are renumbered alike; errors name the file's ids.
+    #[arg(long, value_name = "POLICY", default_value = "auto")]
+    pub ids: IdPolicy,
 }
 
 /// A data graph argument plus how to read it.
@@ -60,8 +67,13 @@ pub struct LoadedGraph {
     /// The path as given (errors and output name it).
     pub name: String,
     pub format: Format,
+    /// What the reader tolerated; its `id_map` is moved to [`Self::ids`].
     pub report: ReadReport,
     pub seconds: f64,
+    /// The file's ids, when the vertices were renumbered (`--ids`).
+    pub ids: Option<IdMap>,
+    /// The `--ids` policy it was read with (update files follow it).
+    pub id_policy: IdPolicy,
 }
 
 impl ReadArgs {
@@ -99,8 +111,23 @@ pub fn load_graph(path: &Path, read: &ReadArgs) -> Result<LoadedGraph> {
     let opts = ReadOptions {
         lenient: read.lenient,
         labeller,
+        ids: read.ids,
     };
-    let (data, report) = format::read_graph(&content, &name, Some(fmt), &opts)?;
+    let (data, mut report) = format::read_graph(&content, &name, Some(fmt), &opts)?;
+    let ids = report.id_map.take();
+    if let Some(m) = &ids {
+        if read.ids == IdPolicy::CompactIfSparse {
+            eprintln!(
+                "note: {name}: vertex ids up to {} for {} vertices are too sparse to store by id; they are \
+                 renumbered 0..{} in id order (--ids keep refuses, --ids compact always renumbers); update \
+                 files are renumbered alike and errors name the file's ids",
+                m.original(m.len().saturating_sub(1) as VertexId),
+                m.len(),
+                m.len().saturating_sub(1)
+            );
+        }
+        set_file_ids(m.clone());
+    }
     if report.skipped > 0 {
         eprintln!("warning: {name}: skipped {} bad line(s) (--lenient)", report.skipped);
         for e in &report.first_errors {
@@ -127,6 +154,8 @@ pub fn load_graph(path: &Path, read: &ReadArgs) -> Result<LoadedGraph> {
         format: fmt,
         report,
         seconds,
+        ids,
+        id_policy: read.ids,
     })
 }
 
@@ -134,6 +163,91 @@ impl GraphArgs {
     pub fn load(&self) -> Result<LoadedGraph> {
         load_graph(&self.graph, &self.read)
     }
+}
+
+impl LoadedGraph {
+    /// [`workload`] on this graph (moved out of `self.data`): an update file
+    /// is renumbered as the graph was, and one that adds vertices with ids
+    /// too sparse to store renumbers the graph (`--ids auto`) or is refused
+    /// (`--ids keep`).
+    pub fn workload(&mut self, s: &StreamArgs, default_fraction: Option<f64>) -> Result<Workload> {
+        let mut w = workload(std::mem::take(&mut self.data), s, default_fraction)?;
+        if w.generated || w.updates.is_empty() {
+            return Ok(w);
+        }
+        if self.ids.is_none() {
+            self.ids = sparse_additions(&w, self.id_policy)?.map(|()| {
+                let (g, old_to_new) = w.g0.compact_ids();
+                w.g0 = g;
+                let ids = old_to_new.iter().enumerate().filter(|(_, n)| n.is_some());
+                IdMap::from_sorted(ids.map(|(old, _)| old as VertexId).collect())
+            });
+            if self.ids.is_some() {
+                eprintln!(
+                    "note: {}: the updates add vertices with ids too sparse to store by id; the graph and \
+                     the updates are renumbered in id order (errors name the files' ids)",
+                    w.source
+                );
+            }
+        }
+        if let Some(m) = &mut self.ids {
+            m.map_updates(&mut w.updates);
+            set_file_ids(m.clone());
+        }
+        Ok(w)
+    }
+}
+
+/// Whether the updates of `w` add vertices with ids too sparse to store by
+/// id: `Some(())` to renumber, an error under [`IdPolicy::Keep`].
+fn sparse_additions(w: &Workload, policy: IdPolicy) -> Result<Option<()>> {
+    let added = w.updates.iter().filter_map(|u| match u.update {
+        csm_graph::Update::AddVertex { id, .. } => Some((id, u.line)),
+        _ => None,
+    });
+    let Some((id, line)) = added.max() else {
+        return Ok(None);
+    };
+    let vertices = (w.g0.num_vertices() + w.updates.len()) as u64;
+    if !too_sparse(id, vertices) {
+        return Ok(None);
+    }
+    if policy == IdPolicy::Keep {
+        return Err(InputError::new(w.source.clone(), line, ErrorKind::SparseIds { id, vertices }).into());
+    }
+    Ok(Some(()))
+}
+
+/// The file ids of this run's renumbered graph and updates, for messages.
+static FILE_IDS: std::sync::RwLock<Option<IdMap>> = std::sync::RwLock::new(None);
+
+fn set_file_ids(m: IdMap) {
+    if let Ok(mut g) = FILE_IDS.write() {
+        *g = Some(m);
+    }
+}
+
+/// `e` as `{e:#}` prints it, with the vertex ids of input errors given back
+/// as the files name them when this run renumbered its vertices (`--ids`).
+pub fn describe_error(e: &anyhow::Error) -> String {
+    let ids = FILE_IDS.read().ok();
+    let Some(ids) = ids.as_ref().and_then(|g| g.as_ref()) else {
+        return format!("{e:#}");
+    };
+    fn input<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a InputError> {
+        c.downcast_ref::<InputError>()
+            .or(match c.downcast_ref::<csm_engine::EngineError>() {
+                Some(csm_engine::EngineError::Input(ie)) => Some(ie),
+                _ => None,
+            })
+    }
+    e.chain()
+        .map(|c| match input(c) {
+            Some(ie) => ids.original_error(ie).to_string(),
+            None => c.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// The query options every command that matches one query takes.

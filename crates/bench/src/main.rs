@@ -81,7 +81,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", csm_bench::input::describe_error(&e));
             ExitCode::FAILURE
         }
     }

@@ -503,3 +503,159 @@ fn gen_stream_compacts_skipped_ids() {
     }
     assert!(s_dense["positive"].as_u64().unwrap() + s_dense["negative"].as_u64().unwrap() > 0);
 }
+
+/// Writes `src` with every vertex id `i` of its `v`/`e`/`-v`/`-e` lines
+/// replaced by `spread(i)`.
+fn respread(src: &str, dst: &Path, spread: impl Fn(u64) -> u64) {
+    let text = std::fs::read_to_string(src).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let ids = match f.first() {
+            Some(&("v" | "-v")) => 1..2,
+            Some(&("e" | "-e")) => 1..3,
+            _ => 0..0,
+        };
+        let f: Vec<String> = f
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                if ids.contains(&k) {
+                    spread(t.parse().unwrap()).to_string()
+                } else {
+                    t.to_string()
+                }
+            })
+            .collect();
+        out += &(f.join(" ") + "\n");
+    }
+    std::fs::write(dst, out).unwrap();
+}
+
+/// A graph and stream whose ids are spread up to 2·10^9 run as the same
+/// files with dense ids do, batch by batch (the vertices are renumbered,
+/// updates alike, a vertex the stream adds too); `--ids keep` refuses them by
+/// name, and errors name the files' ids.
+#[test]
+fn sparse_ids_stream_as_the_dense_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    ok(&[
+        "gen",
+        "graph",
+        "--kind",
+        "rmat",
+        "--scale",
+        "8",
+        "--edges",
+        "1200",
+        "--labels",
+        "2",
+        "--seed",
+        "3",
+        "--format",
+        "csm",
+        "-o",
+        &p("g.csm"),
+    ]);
+    ok(&[
+        "gen",
+        "stream",
+        "-g",
+        &p("g.csm"),
+        "--fraction",
+        "0.2",
+        "--seed",
+        "2",
+        "-o",
+        &p("u.txt"),
+        "--initial",
+        &p("g0.csm"),
+        "--out-format",
+        "csm",
+    ]);
+    // the stream also adds a vertex (dense id 300) and two edges on it
+    let mut u = std::fs::read_to_string(p("u.txt")).unwrap();
+    u += "v 300 1\ne 300 0 0\ne 1 300 0\n";
+    std::fs::write(p("u.txt"), u).unwrap();
+    let spread = |i: u64| i * 7_000_001 + 13;
+    respread(&p("g0.csm"), Path::new(&p("s0.csm")), spread);
+    respread(&p("u.txt"), Path::new(&p("su.txt")), spread);
+
+    let run = |g: &str, u: &str, ids: &str| -> Vec<Value> {
+        let args = [
+            "stream",
+            "-g",
+            g,
+            "-q",
+            "diamond",
+            "-u",
+            u,
+            "--batch",
+            "7",
+            "--json",
+            "--initial-count",
+            "--ids",
+            ids,
+        ];
+        ok(&args).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let dense = run(&p("g0.csm"), &p("u.txt"), "keep");
+    for ids in ["auto", "compact"] {
+        let sparse = run(&p("s0.csm"), &p("su.txt"), ids);
+        assert_eq!(sparse.len(), dense.len());
+        for (a, b) in dense.iter().zip(&sparse) {
+            for k in ["positive", "negative", "initial_count", "final_count"] {
+                assert_eq!(a.get(k), b.get(k), "{k}: {a} vs {b}");
+            }
+        }
+    }
+    assert!(dense.last().unwrap()["positive"].as_u64().unwrap() > 0);
+
+    let out = csm(&[
+        "stream",
+        "-g",
+        &p("s0.csm"),
+        "-q",
+        "diamond",
+        "-u",
+        &p("su.txt"),
+        "--batch",
+        "7",
+        "--ids",
+        "keep",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:", p("s0.csm"))) && err.contains("too sparse"),
+        "{err}"
+    );
+
+    // a deletion of a missing edge names the files' ids, whichever policy
+    std::fs::write(p("bad.txt"), format!("-e {} {} 0\n", spread(300), spread(2))).unwrap();
+    std::fs::write(
+        p("bad_u.txt"),
+        format!("v {} 1\n-e {} {} 0\n", spread(300), spread(300), spread(2)),
+    )
+    .unwrap();
+    for ids in ["auto", "compact"] {
+        let out = csm(&[
+            "stream",
+            "-g",
+            &p("s0.csm"),
+            "-q",
+            "diamond",
+            "-u",
+            &p("bad_u.txt"),
+            "--batch",
+            "1",
+            "--ids",
+            ids,
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("bad_u.txt:2: edge ({}, {}) does not exist", spread(2), spread(300));
+        assert!(err.contains(&want), "--ids {ids}: {err:?} lacks {want:?}");
+    }
+}

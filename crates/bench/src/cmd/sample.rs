@@ -212,10 +212,10 @@ pub fn run(args: SampleArgs) -> Result<()> {
     }
     let policy = args.policy()?;
 
-    let g = args.graph.load()?;
+    let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     let order = input::order_strategy(&args.order)?;
-    let mut w = input::workload(g.data, &args.stream, None)?;
+    let mut w = g.workload(&args.stream, None)?;
     input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
     let mut dg = DynamicGraph::from_data(&w.g0).map_err(|mut e| {
         e.source_name = g.name.clone();

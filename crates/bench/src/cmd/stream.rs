@@ -240,11 +240,11 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     if !args.stream.given() {
         bail!("give the updates: --updates FILE, or --stream-fraction F / --stream-count N to generate them");
     }
-    let g = args.graph.load()?;
+    let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     let opts = args.engine.options()?;
     let mut engine = args.engine.continuous_engine()?;
-    let mut w = input::workload(g.data, &args.stream, None)?;
+    let mut w = g.workload(&args.stream, None)?;
     input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient

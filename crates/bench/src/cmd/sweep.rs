@@ -215,8 +215,8 @@ pub fn run(args: SweepArgs) -> Result<()> {
     input::order_strategy(&args.order)?;
     std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create directory", args.out.display()))?;
 
-    let g = args.graph.load()?;
-    let mut w = input::workload(g.data, &args.stream, Some(DEFAULT_SWEEP_FRACTION))?;
+    let mut g = args.graph.load()?;
+    let mut w = g.workload(&args.stream, Some(DEFAULT_SWEEP_FRACTION))?;
     for q in &mut queries {
         input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
     }

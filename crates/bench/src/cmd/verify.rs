@@ -87,7 +87,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         bail!("--batch must be at least 1");
     }
     let names = engine_list(&args.engines)?;
-    let g = args.graph.load()?;
+    let mut g = args.graph.load()?;
     let graph_name = g.name.clone();
     let mut q = args.query.load()?;
     let opts = input::engine_options(args.threads, &args.order)?;
@@ -96,7 +96,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     } else {
         Strictness::Strict
     };
-    let mut w = input::workload(g.data, &args.stream, None)?;
+    let mut w = g.workload(&args.stream, None)?;
     input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
     let mut skipped: Vec<(String, String)> = Vec::new();
 
