@@ -534,14 +534,13 @@ impl GpuEngine {
             // its time is reported as `resident_fill_seconds` of the first
             // batch, not in a batch's matching time.
             let ranked = top_degree(&graph, 1 << 20);
-            let hot_bytes = (budget as f64 * self.hot_frac) as usize;
-            inner.hot = if hot_bytes >= 4 {
+            let (hot_bytes, resident_bytes) = crate::hot::split_budget(budget, self.hot_frac);
+            inner.hot = if hot_bytes > 0 {
                 Some(HotLists::new(self.gpu.clone(), hot_bytes).map_err(gpu_err)?)
             } else {
                 None
             };
-            let (mut c, load) =
-                ResidentCache::build(&self.gpu, &graph, &ranked, budget - hot_bytes).map_err(gpu_err)?;
+            let (mut c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, resident_bytes).map_err(gpu_err)?;
             c.set_serial_below(self.resident_refresh.0);
             c.tracked_launches = self.resident_refresh.1;
             inner.resident_fill = Some((load.seconds, load.bytes));

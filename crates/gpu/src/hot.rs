@@ -44,6 +44,16 @@ use crate::nvrtc::{kernel, MATCH_CU};
 /// unless told ([`crate::GpuEngine::with_hot_frac`]): see the module docs.
 pub const HOT_FRAC: f64 = 0.4;
 
+/// Splits a cache `budget` (bytes) between the hot area and the resident
+/// set: `frac` of it (clamped to `[0, 1]`) to hot lists, none when that is
+/// less than one 4-byte list entry. Returns `(hot, resident)` bytes, which
+/// add up to `budget`.
+pub fn split_budget(budget: usize, frac: f64) -> (usize, usize) {
+    let hot = (budget as f64 * frac.clamp(0.0, 1.0)) as usize;
+    let hot = if hot < 4 { 0 } else { hot.min(budget) };
+    (hot, budget - hot)
+}
+
 /// What one [`HotLists::stage`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HotLoad {
@@ -198,7 +208,17 @@ impl HotLists {
 
 #[cfg(test)]
 mod tests {
-    use super::choose;
+    use super::{choose, split_budget};
+
+    #[test]
+    fn budget_splits_add_up_and_skip_areas_under_one_entry() {
+        assert_eq!(split_budget(1000, 0.4), (400, 600));
+        assert_eq!(split_budget(1000, 0.0), (0, 1000));
+        assert_eq!(split_budget(1000, 0.003), (0, 1000));
+        assert_eq!(split_budget(1000, 0.004), (4, 996));
+        assert_eq!(split_budget(1000, 7.0), (1000, 0));
+        assert_eq!(split_budget(1000, -1.0), (0, 1000));
+    }
 
     #[test]
     fn choose_takes_the_shortest_lists_that_fit() {

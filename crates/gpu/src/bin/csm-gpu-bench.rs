@@ -1192,16 +1192,13 @@ impl Run<'_> {
                 }
                 // Match v12: gcsm-persist-hot gives `hot_frac` of the budget
                 // to the batch's hot lists and the rest to the resident set.
-                let hot_bytes = if name == "gcsm-persist-hot" {
-                    (budget as f64 * a.hot_frac.clamp(0.0, 1.0)) as usize
-                } else {
-                    0
-                };
+                let hot_frac = if name == "gcsm-persist-hot" { a.hot_frac } else { 0.0 };
+                let (hot_bytes, resident_bytes) = csm_gpu::hot::split_budget(budget, hot_frac);
                 let t = Instant::now();
                 let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
                 let rank_s = t.elapsed().as_secs_f64();
                 let (mut c, load) =
-                    ResidentCache::build(&s.gpu, &graph, &ranked, budget - hot_bytes).map_err(|e| e.to_string())?;
+                    ResidentCache::build(&s.gpu, &graph, &ranked, resident_bytes).map_err(|e| e.to_string())?;
                 let hot = if hot_bytes > 0 {
                     Some(HotLists::new(s.gpu.clone(), hot_bytes).map_err(|e| e.to_string())?)
                 } else {
