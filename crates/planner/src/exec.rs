@@ -43,7 +43,7 @@ use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, 
 use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 use crate::quota::{Quota, Tally};
-use crate::suffix_memo::{MemoScope, SuffixMemo};
+use crate::suffix_memo::{MemoScope, SharedSuffixMemo, SharedUse, SuffixMemo};
 
 /// Observes (and may prune) the execution tree.
 ///
@@ -112,9 +112,16 @@ pub struct Executor {
     /// bindings ([`Plan::suffix_memo`]), valid within one count: entries of
     /// another `scope` are stale.
     suffix: SuffixMemo,
+    /// A suffix memo shared with other threads, asked after `suffix`
+    /// misses while set ([`Executor::share_suffix`]; kept, unset, between
+    /// uses).
+    shared_suffix: Option<Box<SharedUse>>,
     /// The scope of the count in progress ([`MemoScope`]; the executor of
     /// split parts counts in its parent's).
     scope: u64,
+    /// Inner nodes visited so far (what a memoised subtree cost, for
+    /// [`SharedUse::store`]).
+    work: u64,
 }
 
 /// Last-level intersection sizes ([`Plan::memo_from`]) shared by the
@@ -189,7 +196,9 @@ impl Default for Executor {
             hits: [0; MAX_QUERY_VERTICES],
             parts: None,
             suffix: SuffixMemo::default(),
+            shared_suffix: None,
             scope: 0,
+            work: 0,
         }
     }
 }
@@ -393,6 +402,18 @@ impl Executor {
     /// but the later ones equal across the memo's users.
     pub fn share_memo(&mut self, memo: Option<Arc<SharedMemo>>) {
         self.shared = memo;
+    }
+
+    /// Makes the following counts keep their suffix-memo entries in `memo`,
+    /// shared with the executors of other threads, instead of this
+    /// executor's own table (`None`: back to its own). Entries stay tied
+    /// to their scope, so the sharers need not count in one scope.
+    pub fn share_suffix(&mut self, memo: Option<&'static SharedSuffixMemo>) {
+        match (&mut self.shared_suffix, memo) {
+            (Some(s), m) => s.set_table(m),
+            (None, Some(m)) => self.shared_suffix = Some(Box::new(SharedUse::new(m))),
+            (None, None) => {}
+        }
     }
 
     /// Makes the following counts stop descending once `quota`'s limit is
@@ -739,6 +760,7 @@ impl Executor {
             self.tally.note(1);
             return 1;
         }
+        self.work += 1;
         let level = &plan.levels[d];
         if !vis.enter(d, &self.emb[..d], level) {
             // a pruning visitor's cut says nothing of the bindings: no
@@ -754,7 +776,18 @@ impl Executor {
         // (a capped count notes every match as it is listed)
         let memo = !ENUM && !V::OBSERVES && plan.suffix_memo >> d & 1 == 1 && !self.tally.capped();
         let pending = if memo {
-            match self.suffix.lookup(self.scope, plan, d, &self.emb) {
+            // this thread's table first, then the one shared with others
+            let found = self.suffix.lookup(self.scope, plan, d, &self.emb).or_else(|pending| {
+                let shared = self.shared_suffix.as_deref_mut().filter(|s| s.is_on());
+                match shared.and_then(|s| s.lookup(self.scope, d, &pending)) {
+                    Some(n) => {
+                        self.suffix.store(self.scope, pending, n);
+                        Ok(n)
+                    }
+                    None => Err(pending),
+                }
+            });
+            match found {
                 Ok(n) => {
                     if n == 0 {
                         // (the entry's own failing set may name bindings
@@ -770,8 +803,12 @@ impl Executor {
         } else {
             None
         };
+        let work = self.work;
         let total = self.node::<G, V, ENUM>(g, plan, d, vis, f);
         if let Some(pending) = pending {
+            if let Some(shared) = self.shared_suffix.as_deref().filter(|s| s.is_on()) {
+                shared.store(self.scope, d, &pending, total, self.work - work);
+            }
             self.suffix.store(self.scope, pending, total);
         }
         vis.leave(d);
@@ -843,6 +880,7 @@ impl Executor {
     fn count_parts<G: GraphView + ?Sized>(&mut self, g: &G, split: &crate::plan::Split, d: usize) -> u64 {
         let sub = self.parts.get_or_insert_with(Box::default);
         sub.scope = self.scope;
+        sub.share_suffix(self.shared_suffix.as_deref().and_then(SharedUse::table));
         let emb = &self.emb[..d];
         match split.completions(|plan| sub.count_in_scope(g, plan, emb, &mut NoVisitor)) {
             None => {

@@ -25,7 +25,7 @@ pub use query::{drop_trivial_edge_labels, QVertex, QueryError, QueryGraph};
 pub use quota::Quota;
 pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
-pub use suffix_memo::MemoScope;
+pub use suffix_memo::{MemoScope, SharedSuffixMemo};
 pub use symmetry::{
     automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,
 };

@@ -18,7 +18,8 @@ use csm_graph::{
 };
 use csm_planner::{
     delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted, DeltaCounts, DeltaPlan,
-    Executor, MemoScope, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule, SharedMemo, Sign,
+    Executor, MemoScope, NoVisitor, OrderStrategy, Plan, QueryGraph, Quota, SeedRule, SharedMemo, SharedSuffixMemo,
+    Sign,
 };
 use rayon::prelude::*;
 
@@ -336,11 +337,7 @@ fn deeper_levels_shift(plan: &Plan, d: usize) -> u32 {
 /// node's hoisted and pinned state, [`Executor::count_strided`]). A level narrower
 /// than a few tasks per thread cannot keep the pool busy by itself, so its
 /// children split again while a level remains below theirs.
-fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], scope: MemoScope) -> u64 {
-    let shared = Shared {
-        scope: Some(scope),
-        ..Shared::default()
-    };
+fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], shared: Shared<'_>) -> u64 {
     count_split_in(g, plan, prefix, false, shared)
 }
 
@@ -348,12 +345,14 @@ fn count_split<G: GraphView + ?Sized>(g: &G, plan: &Plan, prefix: &[VertexId], s
 /// of an enclosing split node ([`SharedMemo`]), the run's match quota
 /// ([`Quota`], for counts capped at a limit) and the suffix memo's scope
 /// ([`MemoScope`]: counts on one unchanged view; a fresh one per count
-/// without).
+/// without) and, with it, the suffix memo's table when the threads share
+/// one ([`SharedSuffixMemo`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Shared<'a> {
     memo: Option<&'a Arc<SharedMemo>>,
     quota: Option<&'a Arc<Quota>>,
     scope: Option<MemoScope>,
+    suffix: Option<&'static SharedSuffixMemo>,
 }
 
 impl Shared<'_> {
@@ -401,7 +400,7 @@ fn count_split_in<G: GraphView + ?Sized>(
     let pending = busy || rayon_core::current_thread_has_pending_tasks() == Some(true);
     if splits_here {
         return match plan.split.as_deref() {
-            Some(split) if !pending => count_parts_split(g, split, prefix, busy, shared.scope),
+            Some(split) if !pending => count_parts_split(g, split, prefix, busy, shared),
             _ => here(),
         };
     }
@@ -457,18 +456,15 @@ fn count_split_in<G: GraphView + ?Sized>(
 /// prefix) is counted by [`count_split_in`], so that each spreads its own
 /// children over the pool, instead of one after the other on one thread.
 /// The parts' plans have last-level memos of their own; they count in
-/// `scope`, if any.
+/// `shared`'s suffix-memo scope and table, if any.
 fn count_parts_split<G: GraphView + ?Sized>(
     g: &G,
     split: &csm_planner::Split,
     prefix: &[VertexId],
     busy: bool,
-    scope: Option<MemoScope>,
+    shared: Shared<'_>,
 ) -> u64 {
-    let shared = Shared {
-        scope,
-        ..Shared::default()
-    };
+    let shared = Shared { memo: None, ..shared };
     split
         .completions(|plan| count_split_in(g, plan, prefix, busy, shared))
         .unwrap_or(0)
@@ -480,9 +476,11 @@ fn with_exec_shared<R>(shared: Shared<'_>, f: impl FnOnce(&mut Executor) -> R) -
     with_exec(|ex| {
         ex.share_memo(shared.memo.cloned());
         ex.set_quota(shared.quota.cloned());
+        ex.share_suffix(shared.suffix);
         let r = f(ex);
         ex.share_memo(None);
         ex.set_quota(None);
+        ex.share_suffix(None);
         r
     })
 }
@@ -585,14 +583,19 @@ fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds
     if rayon::current_num_threads() == 1 {
         return count_seeds_sequential(g, plans, seeds, &mut Executor::new());
     }
-    // every seed reads `g`: one suffix-memo scope
-    let scope = MemoScope::new();
+    // every seed reads `g`: one suffix-memo scope (each thread its own
+    // table: a shared one made batches of 512 and runs of single updates
+    // 3-8% slower on two threads, see SharedSuffixMemo)
+    let shared = Shared {
+        scope: Some(MemoScope::new()),
+        ..Shared::default()
+    };
     seeds
         .par_iter()
         .map(|&(i, x, y, w)| {
             let p = &plans[i as usize];
             let mut c = DeltaCounts::default();
-            c.add(p.sign, w * count_split(g, &p.plan, &[x, y], scope));
+            c.add(p.sign, w * count_split(g, &p.plan, &[x, y], shared));
             c
         })
         .reduce(DeltaCounts::default, DeltaCounts::merge)
@@ -801,11 +804,14 @@ fn count_seeds_sequential<G: GraphView + ?Sized>(
 pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: Option<&Arc<Quota>>) -> u64 {
     let first = &plan.levels[0];
     let labels = g.labels();
-    // every start vertex reads `g`: one suffix-memo scope
+    // every start vertex reads `g`: one suffix-memo scope, and one table
+    // for all threads (each would find the same completions again)
+    let memo = rayon::current_num_threads() > 1 && plan.plans().iter().any(|p| p.suffix_memo != 0);
     let shared = Shared {
         memo: None,
         quota,
         scope: Some(MemoScope::new()),
+        suffix: memo.then(SharedSuffixMemo::global),
     };
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
