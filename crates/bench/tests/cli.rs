@@ -612,49 +612,28 @@ fn sparse_ids_stream_as_the_dense_ones() {
     }
     assert!(dense.last().unwrap()["positive"].as_u64().unwrap() > 0);
 
-    let out = csm(&[
-        "stream",
-        "-g",
-        &p("s0.csm"),
-        "-q",
-        "diamond",
-        "-u",
-        &p("su.txt"),
-        "--batch",
-        "7",
-        "--ids",
-        "keep",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    // a failing run's stderr
+    let fails = |g: &str, u: &str, batch: &str, ids: &str| -> String {
+        let out = csm(&[
+            "stream", "-g", g, "-q", "diamond", "-u", u, "--batch", batch, "--ids", ids,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "--ids {ids} on {g} and {u} did not fail");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = fails(&p("s0.csm"), &p("su.txt"), "7", "keep");
     assert!(
         err.contains(&format!("{}:", p("s0.csm"))) && err.contains("too sparse"),
         "{err}"
     );
 
-    // a deletion of a missing edge names the files' ids, whichever policy
-    std::fs::write(p("bad.txt"), format!("-e {} {} 0\n", spread(300), spread(2))).unwrap();
-    std::fs::write(
-        p("bad_u.txt"),
-        format!("v {} 1\n-e {} {} 0\n", spread(300), spread(300), spread(2)),
-    )
-    .unwrap();
+    // a deletion of a missing edge names the files' ids, as the dense run names its own
+    std::fs::write(p("bad.txt"), "v 300 1\n-e 300 2 0\n").unwrap();
+    let spread_bad = format!("v {} 1\n-e {} {} 0\n", spread(300), spread(300), spread(2));
+    std::fs::write(p("bad_u.txt"), spread_bad).unwrap();
+    let err = fails(&p("g0.csm"), &p("bad.txt"), "1", "keep");
+    assert!(err.contains("bad.txt:2: edge (2, 300) does not exist"), "{err}");
     for ids in ["auto", "compact"] {
-        let out = csm(&[
-            "stream",
-            "-g",
-            &p("s0.csm"),
-            "-q",
-            "diamond",
-            "-u",
-            &p("bad_u.txt"),
-            "--batch",
-            "1",
-            "--ids",
-            ids,
-        ]);
-        assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = fails(&p("s0.csm"), &p("bad_u.txt"), "1", ids);
         let want = format!("bad_u.txt:2: edge ({}, {}) does not exist", spread(2), spread(300));
         assert!(err.contains(&want), "--ids {ids}: {err:?} lacks {want:?}");
     }
