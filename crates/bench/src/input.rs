@@ -175,20 +175,14 @@ impl LoadedGraph {
         if w.generated || w.updates.is_empty() {
             return Ok(w);
         }
-        if self.ids.is_none() {
-            self.ids = sparse_additions(&w, self.id_policy)?.map(|()| {
-                let (g, old_to_new) = w.g0.compact_ids();
-                w.g0 = g;
-                let ids = old_to_new.iter().enumerate().filter(|(_, n)| n.is_some());
-                IdMap::from_sorted(ids.map(|(old, _)| old as VertexId).collect())
-            });
-            if self.ids.is_some() {
-                eprintln!(
-                    "note: {}: the updates add vertices with ids too sparse to store by id; the graph and \
-                     the updates are renumbered in id order (errors name the files' ids)",
-                    w.source
-                );
-            }
+        if self.ids.is_none() && sparse_additions(&w, self.id_policy)? {
+            let (g, ids) = IdMap::compact(&w.g0);
+            (w.g0, self.ids) = (g, Some(ids));
+            eprintln!(
+                "note: {}: the updates add vertices with ids too sparse to store by id; the graph and \
+                 the updates are renumbered in id order (errors name the files' ids)",
+                w.source
+            );
         }
         if let Some(m) = &mut self.ids {
             m.map_updates(&mut w.updates);
@@ -199,23 +193,23 @@ impl LoadedGraph {
 }
 
 /// Whether the updates of `w` add vertices with ids too sparse to store by
-/// id: `Some(())` to renumber, an error under [`IdPolicy::Keep`].
-fn sparse_additions(w: &Workload, policy: IdPolicy) -> Result<Option<()>> {
+/// id (then to renumber; an error under [`IdPolicy::Keep`]).
+fn sparse_additions(w: &Workload, policy: IdPolicy) -> Result<bool> {
     let added = w.updates.iter().filter_map(|u| match u.update {
         csm_graph::Update::AddVertex { id, .. } => Some((id, u.line)),
         _ => None,
     });
     let Some((id, line)) = added.max() else {
-        return Ok(None);
+        return Ok(false);
     };
     let vertices = (w.g0.num_vertices() + w.updates.len()) as u64;
     if !too_sparse(id, vertices) {
-        return Ok(None);
+        return Ok(false);
     }
     if policy == IdPolicy::Keep {
         return Err(InputError::new(w.source.clone(), line, ErrorKind::SparseIds { id, vertices }).into());
     }
-    Ok(Some(()))
+    Ok(true)
 }
 
 /// The file ids of this run's renumbered graph and updates, for messages.

@@ -12,7 +12,7 @@
 //! Matching is invariant under renumbering: counts do not change.
 
 use crate::error::{ErrorKind, InputError};
-use crate::types::{Edge, LocatedUpdate, Update, VertexId};
+use crate::types::{Edge, GraphData, LocatedUpdate, Update, VertexId};
 use std::collections::HashMap;
 
 /// Id spaces up to this many slots are always stored densely.
@@ -91,6 +91,15 @@ impl IdMap {
             graph: ids,
             ..Default::default()
         }
+    }
+
+    /// `g` with its present vertices renumbered `0..N-1` in id order
+    /// ([`GraphData::compact_ids`]), and the map of their ids.
+    pub fn compact(g: &GraphData) -> (GraphData, IdMap) {
+        let (compacted, old_to_new) = g.compact_ids();
+        let present = old_to_new.iter().enumerate().filter(|(_, new)| new.is_some());
+        let ids = present.map(|(old, _)| old as VertexId).collect();
+        (compacted, IdMap::from_sorted(ids))
     }
 
     /// Number of ids mapped (graph vertices plus ids updates added).
@@ -237,6 +246,15 @@ mod tests {
             InputError::new("u", 3, ErrorKind::MissingEdge(5, 11))
         );
         assert_eq!(m.original(77), 77);
+        // a graph's compaction: its present ids, in order
+        let g = GraphData {
+            labels: vec![crate::types::ABSENT, 4, crate::types::ABSENT, 5, 6],
+            edges: vec![Edge::new(4, 1, 0)],
+            edge_labelled: false,
+        };
+        let (c, m) = IdMap::compact(&g);
+        assert_eq!(c, g.compact_ids().0);
+        assert_eq!((m.len(), m.original(0), m.original(1), m.original(2)), (3, 1, 3, 4));
         assert_eq!("AUTO".parse::<IdPolicy>(), Ok(IdPolicy::CompactIfSparse));
     }
 }
