@@ -134,24 +134,43 @@ pub struct Executor {
 #[derive(Debug)]
 pub struct SharedMemo {
     slots: Box<[AtomicU64]>,
+    /// `32 - log2(slots)`: a key's slot is the top bits of its hash.
+    shift: u32,
 }
 
 impl SharedMemo {
+    /// A memo of the per-thread memo's size.
     pub fn new() -> Self {
+        Self::with_capacity(MEMO_SLOTS)
+    }
+
+    /// A memo of about `keys` slots (a power of two from 2^10 up to the
+    /// per-thread memo's size): a node with little work below it has few
+    /// keys, and clearing a table larger than its work would cost more
+    /// than the memo saves.
+    pub fn with_capacity(keys: usize) -> Self {
+        let n = keys.next_power_of_two().clamp(1 << 10, MEMO_SLOTS);
         SharedMemo {
-            slots: (0..MEMO_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            shift: 32 - n.trailing_zeros(),
         }
     }
 
     #[inline]
+    fn slot(&self, key: VertexId) -> &AtomicU64 {
+        &self.slots[(key.wrapping_mul(MEMO_HASH) >> self.shift) as usize]
+    }
+
+    #[inline]
     fn get(&self, key: VertexId) -> Option<u64> {
-        let w = self.slots[memo_slot(key)].load(Ordering::Relaxed);
+        let w = self.slot(key).load(Ordering::Relaxed);
         (w >> 32 == key as u64 + 1).then_some(w & 0xFFFF_FFFF)
     }
 
     #[inline]
     fn put(&self, key: VertexId, n: u64) {
-        self.slots[memo_slot(key)].store((key as u64 + 1) << 32 | (n & 0xFFFF_FFFF), Ordering::Relaxed);
+        self.slot(key)
+            .store((key as u64 + 1) << 32 | (n & 0xFFFF_FFFF), Ordering::Relaxed);
     }
 }
 
@@ -172,9 +191,13 @@ struct MemoSlot {
 /// Slots of the last-level memo (direct-mapped; collisions just evict).
 const MEMO_SLOTS: usize = 1 << 15;
 
+/// The multiplier of the memos' key hash (Fibonacci hashing: a slot is the
+/// product's top bits).
+const MEMO_HASH: VertexId = 0x9E37_79B9;
+
 #[inline]
 fn memo_slot(key: VertexId) -> usize {
-    (key.wrapping_mul(0x9E37_79B9) >> 17) as usize & (MEMO_SLOTS - 1)
+    (key.wrapping_mul(MEMO_HASH) >> (32 - MEMO_SLOTS.trailing_zeros())) as usize
 }
 
 impl Default for Executor {

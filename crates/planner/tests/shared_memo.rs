@@ -37,9 +37,25 @@ fn graphs() -> Vec<CsrGraph> {
     let n = 1 << 7;
     let skewed = rmat(7, 600, 0.55, 0.2, 0.2, 3);
     let flat = erdos_renyi(40, 250, 4);
+    // the skewed graph again with its ids scattered at random over a
+    // thousand times as many, so that the memo keys of a small table
+    // collide (the hash spreads evenly spaced ids without collisions)
+    let m = n * 1000;
+    let mix = |x: u64| {
+        let x = (x ^ x >> 30).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let x = (x ^ x >> 27).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^ x >> 31
+    };
+    let mut ids: Vec<VertexId> = (0..m as VertexId).collect();
+    ids.sort_by_key(|&x| mix(x as u64));
+    let spread: Vec<(VertexId, VertexId)> = skewed
+        .iter()
+        .map(|&(u, v)| (ids[u as usize], ids[v as usize]))
+        .collect();
     vec![
         CsrGraph::from_data(&graph_from_pairs(n, &skewed, vec![0; n], None)).unwrap(),
         CsrGraph::from_data(&graph_from_pairs(40, &flat, (0..40).map(|v| v % 2).collect(), None)).unwrap(),
+        CsrGraph::from_data(&graph_from_pairs(m, &spread, vec![0; m], None)).unwrap(),
     ]
 }
 
@@ -74,18 +90,21 @@ fn parts_sharing_a_memo_count_what_one_executor_counts() {
                         for p in ps.into_iter().take(40) {
                             let want = alone.count(&g, &plan, &p, &mut NoVisitor);
                             alone.candidates(&g, &plan, &p, &mut cands);
-                            let memo = Arc::new(SharedMemo::new());
-                            let got: u64 = parts
-                                .iter_mut()
-                                .enumerate()
-                                .map(|(k, ex)| {
-                                    ex.share_memo(Some(memo.clone()));
-                                    let n = ex.count_strided(MemoScope::new(), &g, &plan, &p, &cands, k, 3);
-                                    ex.share_memo(None);
-                                    n
-                                })
-                                .sum();
-                            assert_eq!(got, want, "{name}, prefix {p:?}");
+                            // the full table, and the smallest (most collisions)
+                            for memo in [SharedMemo::new(), SharedMemo::with_capacity(1)] {
+                                let memo = Arc::new(memo);
+                                let got: u64 = parts
+                                    .iter_mut()
+                                    .enumerate()
+                                    .map(|(k, ex)| {
+                                        ex.share_memo(Some(memo.clone()));
+                                        let n = ex.count_strided(MemoScope::new(), &g, &plan, &p, &cands, k, 3);
+                                        ex.share_memo(None);
+                                        n
+                                    })
+                                    .sum();
+                                assert_eq!(got, want, "{name}, prefix {p:?}");
+                            }
                         }
                     }
                 }
