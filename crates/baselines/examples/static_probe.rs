@@ -29,7 +29,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kept = EdgesApart::counted_graph(&g, &q, true);
     let csr = CsrGraph::from_data(&kept)?;
     let order = strategy_by_name(rest.first().map_or("gcsm", String::as_str)).ok_or("unknown order")?;
-    let engine = CpuEngine::new(threads.parse()?, Arc::from(order))?;
+    let order: Arc<dyn csm_planner::OrderStrategy> = Arc::from(order);
+    if std::env::var_os("PLAN").is_some() {
+        // the plan before symmetry breaking: order and last-level memo
+        let stats = csm_planner::GraphStats::of(&csr);
+        let plan = csm_planner::static_plan_on(&q, order.as_ref(), &stats, csm_graph::Version::New, &csr);
+        println!("order {:?}, last-level memo from {:?}", plan.order, plan.memo_from);
+    }
+    let engine = CpuEngine::new(threads.parse()?, order)?;
     for r in 0..rounds.parse::<usize>()? {
         let t = Instant::now();
         let n = engine.count(&csr, &q)?;

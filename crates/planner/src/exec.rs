@@ -149,7 +149,7 @@ impl SharedMemo {
     /// keys, and clearing a table larger than its work would cost more
     /// than the memo saves.
     pub fn with_capacity(keys: usize) -> Self {
-        let n = keys.next_power_of_two().clamp(1 << 10, MEMO_SLOTS);
+        let n = keys.min(MEMO_SLOTS).next_power_of_two().max(1 << 10);
         SharedMemo {
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
             shift: 32 - n.trailing_zeros(),
@@ -1119,8 +1119,10 @@ impl Executor {
                 (None, _) if check_label || skip.is_some() || !cut => {
                     intersect_into(ops, tmp);
                     let labels = g.labels();
+                    // the pinned list's bitmap first: it is small and
+                    // rejects most entries, each label a likely cache miss
                     tmp.iter()
-                        .filter(|&&c| c >= first && (!check_label || labels[c as usize] == level.label) && in_pinned(c))
+                        .filter(|&&c| c >= first && in_pinned(c) && (!check_label || labels[c as usize] == level.label))
                         .count() as u64
                 }
                 (None, _) => intersect_len(ops, tmp),

@@ -287,6 +287,10 @@ fn heavy_work() -> u64 {
     HEAVY_WORK.load(Ordering::Relaxed)
 }
 
+/// Pools of up to this many threads give the parts of a light split node
+/// one shared last-level memo ([`count_split_in`]).
+const LIGHT_SHARE_MAX_THREADS: usize = 4;
+
 /// Below this many possible candidates a node with queued sibling tasks runs
 /// without estimating its work ([`candidates_bound`]).
 const HEAVY_MIN_CANDS: u64 = 64;
@@ -422,12 +426,22 @@ fn count_split_in<G: GraphView + ?Sized>(
             ex.count_strided(shared.scope(), g, plan, prefix, &cands, 0, 1)
         });
     }
-    // the parts share one memo, sized by the work below them: with a memo
-    // each, every part counted again the last levels its siblings had
-    // (the static 5-cycle on 16 threads went from 19 s to over 40 s; the
-    // static diamond on 2 threads took longer than on one)
-    let own =
-        (shared.memo.is_none() && shareable).then(|| Arc::new(SharedMemo::with_capacity(work.min(1 << 20) as usize)));
+    // A heavy node's parts share one memo. A light node's parts share one
+    // too, sized by the work below them, on pools of up to
+    // `LIGHT_SHARE_MAX_THREADS`: with a memo each, the parts counted again
+    // the last levels their siblings had (the static diamond on 2 threads
+    // took longer than on one), but on 16 threads the shared table's
+    // traffic between cores cost more than it saved (house and 4-cycle
+    // 1.3x slower; figures in the README).
+    let heavy = work >= heavy_work();
+    let share = shared.memo.is_none() && shareable && (heavy || threads <= LIGHT_SHARE_MAX_THREADS);
+    let own = share.then(|| {
+        Arc::new(SharedMemo::with_capacity(if heavy {
+            usize::MAX
+        } else {
+            work as usize
+        }))
+    });
     let shared = Shared {
         memo: shared.memo.or(own.as_ref()),
         ..shared
