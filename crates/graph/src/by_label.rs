@@ -102,8 +102,18 @@ impl<'g> CsrByLabel<'g> {
 /// of one label in a list grouped by label.
 #[inline]
 pub(crate) fn label_range<T: Copy>(items: &[T], key: impl Fn(T) -> Label, label: Label) -> (usize, usize) {
-    let lo = items.partition_point(|&x| key(x) < label);
-    (lo, lo + items[lo..].partition_point(|&x| key(x) == label))
+    let n = items.len();
+    match (items.first().map(|&x| key(x)), items.last().map(|&x| key(x))) {
+        (None, _) | (_, None) => (0, 0),
+        // a list of one label (every list, when a static count keeps only
+        // the edges of its query's label pairs), or none of this one
+        (Some(a), Some(b)) if a == label && b == label => (0, n),
+        (Some(a), Some(b)) if a > label || b < label => (n, n),
+        _ => {
+            let lo = items.partition_point(|&x| key(x) < label);
+            (lo, lo + items[lo..].partition_point(|&x| key(x) == label))
+        }
+    }
 }
 
 impl GraphView for CsrByLabel<'_> {
