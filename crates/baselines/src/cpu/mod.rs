@@ -834,7 +834,12 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: O
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)
-        .filter(|&v| labels[v as usize] == first.label && !quota.is_some_and(|q| q.stops()))
+        // (a query has two or more vertices: an isolated vertex starts nothing)
+        .filter(|&v| {
+            labels[v as usize] == first.label
+                && !g.nbrs(v, Version::New).is_empty()
+                && !quota.is_some_and(|q| q.stops())
+        })
         .map(|v| count_split_in(g, plan, &[v], false, shared))
         .sum()
 }
