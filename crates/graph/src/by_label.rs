@@ -51,15 +51,15 @@ impl<'g> CsrByLabel<'g> {
             .collect();
         let mut grouped_elabels = csr.edge_label_array().to_vec();
         if csr.edge_labelled() {
-            let lists = windows_mut(&mut packed, csr_spans(offsets));
-            let els = windows_mut(&mut grouped_elabels, csr_spans(offsets));
+            let lists = windows_mut(&mut packed, unsorted_spans(offsets));
+            let els = windows_mut(&mut grouped_elabels, unsorted_spans(offsets));
             lists.into_par_iter().zip(els).with_min_len(256).for_each(|(list, el)| {
                 if !list.is_sorted() {
                     sort_paired(list, el);
                 }
             });
         } else {
-            let lists = windows_mut(&mut packed, csr_spans(offsets));
+            let lists = windows_mut(&mut packed, unsorted_spans(offsets));
             lists.into_par_iter().with_min_len(256).for_each(|list| {
                 if !list.is_sorted() {
                     list.sort_unstable();
@@ -96,6 +96,13 @@ impl<'g> CsrByLabel<'g> {
     pub fn memory_bytes(&self) -> usize {
         (self.grouped.len() + self.grouped_elabels.len()) * 4 + self.keys.as_ref().map_or(0, |k| k.len() * 2)
     }
+}
+
+/// The spans of the lists of two or more entries (the others are sorted
+/// already): on a graph whose lists are mostly empty, as a static count's
+/// graph of kept edges is, this spares a window per vertex.
+fn unsorted_spans(offsets: &[u64]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    csr_spans(offsets).filter(|&(s, e)| e - s > 1)
 }
 
 /// The range of `items` (ordered by `key`) whose key is `label`: the group
