@@ -2,15 +2,16 @@
 //! one loaded graph (loading and the kept-edges pass excluded), so that a
 //! profiler sees the count and its set-up rather than the reader.
 //!
-//! `cargo run --release -p csm-baselines --example static_probe -- GRAPH QUERY[:labels] THREADS ROUNDS [ORDER]`
+//! `cargo run --release -p csm-bench --example static_probe -- GRAPH QUERY[:labels] THREADS ROUNDS [ORDER]`
+//! (QUERY as `csm match -q` takes a standard query's name and labels).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use csm_baselines::CpuEngine;
+use csm_bench::input::standard_query_data;
 use csm_engine::{EdgesApart, StaticMatcher};
 use csm_graph::format::{read_graph_file, ReadOptions};
-use csm_graph::gen::standard_query;
 use csm_graph::CsrGraph;
 use csm_planner::{strategy_by_name, QueryGraph};
 
@@ -20,11 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: static_probe GRAPH QUERY[:l0,l1,..] THREADS ROUNDS [ORDER]".into());
     };
     let (g, _) = read_graph_file(graph, None, &ReadOptions::default())?;
-    let (name, labels) = query.split_once(':').unwrap_or((query, ""));
-    let mut qd = standard_query(name).ok_or("unknown standard query")?;
-    for (i, l) in labels.split(',').filter(|s| !s.is_empty()).enumerate() {
-        qd.labels[i] = l.parse()?;
-    }
+    let qd = standard_query_data(query)?.ok_or("unknown standard query")?;
     let q = QueryGraph::from_data(&qd)?;
     let kept = EdgesApart::counted_graph(&g, &q, true);
     let csr = CsrGraph::from_data(&kept)?;
