@@ -211,18 +211,59 @@ fn a_pair_changes_store_when_its_edge_label_does() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
 
-    /// `csm match` counts on the edges of the query's triples
-    /// (`EdgesApart::kept`): the cpu engine there equals VF2 or brute force
-    /// on the whole graph.
+    /// `csm match` counts on the edges of the query's triples, without
+    /// the vertices they leave isolated where those are half or more,
+    /// renumbered (`EdgesApart::counted_csr`): the cpu engine there equals
+    /// VF2 or brute force on the whole graph. Every other case spreads the
+    /// vertices over thrice the ids first, so that the renumbering runs.
     #[test]
     fn static_counts_on_kept_edges_equal_the_whole_graphs(seed in any::<u64>()) {
         let (whole, data, q) = random_case(seed, seed % 3 == 0, 5);
         let want = vf2_or_brute_force(&whole, &q);
-        let kept = csm_engine::EdgesApart::kept(&data, &q).unwrap_or(data);
-        let csr = csm_graph::CsrGraph::from_data(&kept).expect("valid");
+        let data = if seed % 2 == 0 { spread(&data, seed) } else { data };
+        let csr = csm_engine::EdgesApart::counted_csr(&data, &q, true).expect("valid");
+        prop_assert!(seed % 2 == 1 || csm_graph::GraphView::num_vertices(&csr) < data.num_vertices());
         let cpu = CpuEngine::new(1, Arc::new(CostOrder)).expect("pool");
         prop_assert_eq!(csm_engine::StaticMatcher::count(&cpu, &csr, &q).unwrap(), want, "seed {}", seed);
     }
+}
+
+/// `g` with vertex `v` renamed `3v + 1 + seed % 2` among thrice the ids, the
+/// new ids isolated with labels of their own or the graph's.
+fn spread(g: &csm_graph::GraphData, seed: u64) -> csm_graph::GraphData {
+    let at = |v: u32| 3 * v + 1 + (seed % 2) as u32;
+    let mut labels: Vec<u32> = (0..3 * g.labels.len() as u32 + 2).map(|x| x % 4).collect();
+    for (v, &l) in g.labels.iter().enumerate() {
+        labels[at(v as u32) as usize] = l;
+    }
+    let edges = g.edges.iter().map(|e| Edge::new(at(e.u), at(e.v), e.label)).collect();
+    csm_graph::GraphData {
+        labels,
+        edges,
+        edge_labelled: g.edge_labelled,
+    }
+}
+
+/// A repeated pair in a caller's graph is named by the whole graph's ids
+/// and position, also when the counted graph dropped vertices and edges.
+#[test]
+fn a_counted_graphs_build_error_names_the_whole_graphs_ids() {
+    let mut labels = vec![2u32; 20];
+    (labels[10], labels[12]) = (0, 1);
+    let g = csm_graph::GraphData {
+        labels,
+        edges: vec![
+            Edge::new(0, 1, 0), // dropped (labels 2-2)
+            Edge::new(10, 12, 0),
+            Edge::new(3, 4, 0),
+            Edge::new(12, 10, 0), // the repeat, fourth edge
+        ],
+        edge_labelled: false,
+    };
+    let q = csm_planner::QueryGraph::new(vec![0, 1], &[(0, 1, 0)], false).unwrap();
+    let err = csm_engine::EdgesApart::counted_csr(&g, &q, true).unwrap_err();
+    assert_eq!(err.kind, csm_graph::ErrorKind::DuplicateEdge(10, 12), "{err}");
+    assert_eq!(err.line, 4, "{err}");
 }
 
 /// A vertex with edges in both stores removed, added again (same label,

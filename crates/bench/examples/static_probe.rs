@@ -12,7 +12,6 @@ use csm_baselines::CpuEngine;
 use csm_bench::input::standard_query_data;
 use csm_engine::{EdgesApart, StaticMatcher};
 use csm_graph::format::{read_graph_file, ReadOptions};
-use csm_graph::CsrGraph;
 use csm_planner::{strategy_by_name, QueryGraph};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,8 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (g, _) = read_graph_file(graph, None, &ReadOptions::default())?;
     let qd = standard_query_data(query)?.ok_or("unknown standard query")?;
     let q = QueryGraph::from_data(&qd)?;
-    let kept = EdgesApart::counted_graph(&g, &q, true);
-    let csr = CsrGraph::from_data(&kept)?;
+    let csr = EdgesApart::counted_csr(&g, &q, true)?;
     let order = strategy_by_name(rest.first().map_or("gcsm", String::as_str)).ok_or("unknown order")?;
     let order: Arc<dyn csm_planner::OrderStrategy> = Arc::from(order);
     if std::env::var_os("PLAN").is_some() {

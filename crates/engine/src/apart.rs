@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use csm_graph::{DynamicGraph, EdgeFilter, GraphData, OtherEdges, Routed, ABSENT};
+use csm_graph::{compact, CsrGraph, DynamicGraph, EdgeFilter, GraphData, InputError, OtherEdges, Routed, ABSENT};
 use csm_planner::QueryGraph;
 
 use crate::{Batch, BatchResult, EngineError};
@@ -51,12 +51,28 @@ impl EdgesApart {
     }
 
     /// The graph a static count of `q` runs on: with `filter` on, the edges
-    /// of `q`'s label triples where that drops anything; else `g`.
+    /// of `q`'s label triples where that drops anything, without the
+    /// vertices they leave isolated where those are at least half of them
+    /// (renumbered: [`compact::without_isolated`]); else `g`. Its vertex ids
+    /// are `g`'s only when nothing was dropped, so it serves counts, not
+    /// reports of vertices.
     pub fn counted_graph<'g>(g: &'g GraphData, q: &QueryGraph, filter: bool) -> Cow<'g, GraphData> {
         match filter.then(|| Self::kept(g, q)).flatten() {
-            Some(kept) => Cow::Owned(kept),
+            Some(kept) => Cow::Owned(compact::without_isolated(&kept, 0.5).unwrap_or(kept)),
             None => Cow::Borrowed(g),
         }
+    }
+
+    /// The CSR snapshot of [`EdgesApart::counted_graph`]. A build error
+    /// (a repeated pair: the readers reject those, a caller's `GraphData`
+    /// may hold one) is the whole graph's, which names `g`'s vertex ids
+    /// and edge positions rather than the counted graph's.
+    pub fn counted_csr(g: &GraphData, q: &QueryGraph, filter: bool) -> Result<CsrGraph, InputError> {
+        let counted = Self::counted_graph(g, q, filter);
+        CsrGraph::from_data(&counted).map_err(|e| match counted {
+            Cow::Owned(_) => CsrGraph::from_data(g).err().unwrap_or(e),
+            Cow::Borrowed(_) => e,
+        })
     }
 
     /// `q`'s filter, unless it could drop nothing from `g` (one vertex

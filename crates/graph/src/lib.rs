@@ -8,6 +8,7 @@
 //! * [`hub_groups`]: [`HubLabelGroups`], label groups of a view's hub lists, built lazily per batch.
 //! * [`view`]: the [`GraphView`] trait every matcher reads graphs through.
 //! * [`edge_set`]: [`EdgeSet`], a compact mutable set of undirected edges (lookups only).
+//! * [`compact`]: a graph without its isolated vertices, renumbered (static counts).
 //! * [`relevant`]: [`EdgeFilter`] and [`OtherEdges`], a one-query matcher's graph split
 //!   into the edges the query can use and the rest (RapidFlow's views by label triple).
 //! * [`common_view`]: [`CommonView`], G ∩ G' of a one-edge batch with plain lists.
@@ -43,6 +44,7 @@ macro_rules! forward_whole_lists {
 
 pub mod by_label;
 pub mod common_view;
+pub mod compact;
 pub mod csr;
 pub mod dynamic;
 pub mod edge_set;

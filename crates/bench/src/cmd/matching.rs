@@ -5,7 +5,6 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 use csm_engine::EdgesApart;
-use csm_graph::CsrGraph;
 use serde_json::{json, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs, QueryArgs};
@@ -48,19 +47,18 @@ pub fn run(args: MatchArgs) -> Result<()> {
     // every engine counts the same on the edges of the query's label
     // triples (an invalid edge keeps the whole graph, whose build names it)
     let t_keep = Instant::now();
-    let data = EdgesApart::counted_graph(&g.data, &q.query, !args.engine.whole_graph);
-    let keep_seconds = t_keep.elapsed().as_secs_f64();
-    let csr = CsrGraph::from_data(&data).map_err(|mut e| {
+    let csr = EdgesApart::counted_csr(&g.data, &q.query, !args.engine.whole_graph).map_err(|mut e| {
         e.source_name = g.name.clone();
         e
     })?;
+    let keep_seconds = t_keep.elapsed().as_secs_f64();
     let head = json!({
         "engine": args.engine.engine,
         "graph": g.name,
         "query": q.name,
         "vertices": g.data.num_vertices(),
         "edges": g.data.num_edges(),
-        "edges_matched": data.num_edges(),
+        "edges_matched": csr.num_edges(),
         "threads": args.engine.threads,
         "order": args.engine.order,
     });

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use csm_baselines::registry::{self, EngineOptions};
 use csm_engine::{past, Batch, BatchResult, ContinuousMatcher, FIRST_TIMED_RUN};
-use csm_graph::{CsrGraph, GraphData, LocatedUpdate, Strictness};
+use csm_graph::{GraphData, LocatedUpdate, Strictness};
 use csm_planner::QueryGraph;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -175,8 +175,8 @@ pub fn process_stream_until(
 /// unless `opts` keep every edge, as `csm match` counts).
 pub fn static_count(g: &GraphData, q: &QueryGraph, opts: &EngineOptions) -> Result<u64> {
     let engine = registry::static_engine("cpu", opts)?;
-    let g = csm_engine::EdgesApart::counted_graph(g, q, opts.edge_filter);
-    Ok(engine.count(&CsrGraph::from_data(&g)?, q)?)
+    let csr = csm_engine::EdgesApart::counted_csr(g, q, opts.edge_filter)?;
+    Ok(engine.count(&csr, q)?)
 }
 
 /// What a stream summary says besides the totals.
