@@ -74,6 +74,8 @@ pub struct LoadedGraph {
     pub ids: Option<IdMap>,
     /// The `--ids` policy it was read with (update files follow it).
     pub id_policy: IdPolicy,
+    /// `--lenient`: update files are read leniently too.
+    pub lenient: bool,
 }
 
 impl ReadArgs {
@@ -156,6 +158,7 @@ pub fn load_graph(path: &Path, read: &ReadArgs) -> Result<LoadedGraph> {
         seconds,
         ids,
         id_policy: read.ids,
+        lenient: read.lenient,
     })
 }
 
@@ -171,7 +174,7 @@ impl LoadedGraph {
     /// too sparse to store renumbers the graph (`--ids auto`) or is refused
     /// (`--ids keep`).
     pub fn workload(&mut self, s: &StreamArgs, default_fraction: Option<f64>) -> Result<Workload> {
-        let mut w = workload(std::mem::take(&mut self.data), s, default_fraction)?;
+        let mut w = workload(std::mem::take(&mut self.data), s, default_fraction, self.lenient)?;
         if w.generated || w.updates.is_empty() {
             return Ok(w);
         }
@@ -354,6 +357,8 @@ pub struct StreamArgs {
 pub struct Workload {
     pub g0: GraphData,
     pub updates: Vec<LocatedUpdate>,
+    /// Lines of the update file skipped as unreadable (`--lenient`).
+    pub unreadable: usize,
     /// Source name for error messages (the update file, or `<generated>`).
     pub source: String,
     pub generated: bool,
@@ -385,12 +390,27 @@ pub fn drop_zero_edge_labels(g: &mut GraphData, updates: &[LocatedUpdate], q: &m
     csm_planner::drop_trivial_edge_labels(g, updates.iter().map(|u| &u.update), q);
 }
 
-pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> Result<Workload> {
+///
+/// With `lenient`, lines of the update file that can never be valid
+/// (syntax, self-loops, oversized ids) are skipped, reported on stderr and
+/// counted in [`Workload::unreadable`]; the engines skip invalid updates.
+pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>, lenient: bool) -> Result<Workload> {
     if let Some(path) = &s.updates {
-        let updates = format::read_updates_file(path)?;
+        let (updates, report) = format::read_updates_file_with(path, lenient)?;
+        if report.skipped > 0 {
+            eprintln!(
+                "warning: {}: skipped {} unreadable update line(s) (--lenient)",
+                path.display(),
+                report.skipped
+            );
+            for e in &report.first_errors {
+                eprintln!("  {e}");
+            }
+        }
         return Ok(Workload {
             g0: g,
             updates,
+            unreadable: report.skipped,
             source: path.display().to_string(),
             generated: false,
         });
@@ -410,6 +430,7 @@ pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> 
                 return Ok(Workload {
                     g0: g,
                     updates: Vec::new(),
+                    unreadable: 0,
                     source: String::new(),
                     generated: false,
                 })
@@ -422,6 +443,7 @@ pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>) -> 
     Ok(Workload {
         g0,
         updates,
+        unreadable: 0,
         source: "<generated>".into(),
         generated: true,
     })

@@ -300,6 +300,84 @@ fn malformed_graph_names_file_and_line() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// An update file with lines no graph could accept (a self-loop, a short
+/// line, an unknown update): strict mode names the first; `--lenient`
+/// skips them, counts them as `unreadable_lines`, and matches as the
+/// stream without them does; the oracle agrees through `csm verify`.
+#[test]
+fn lenient_streams_skip_unreadable_update_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "6", "200", "2");
+    let gs = dir.path().join("g0.graph").display().to_string();
+    let clean = dir.path().join("clean.txt");
+    ok(&[
+        "gen",
+        "stream",
+        "-g",
+        &g,
+        "--fraction",
+        "0.3",
+        "--seed",
+        "3",
+        "--initial",
+        &gs,
+        "-o",
+        clean.to_str().unwrap(),
+    ]);
+    let lines: Vec<String> = std::fs::read_to_string(&clean)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let mut dirty = lines.clone();
+    dirty.insert(5, "e 7 7 0".into());
+    dirty.insert(20, "-e 3".into());
+    dirty.insert(31, "x 1 2".into());
+    let dirty_path = dir.path().join("dirty.txt");
+    std::fs::write(&dirty_path, dirty.join("\n") + "\n").unwrap();
+    let d = dirty_path.to_str().unwrap();
+
+    let out = csm(&["stream", "-g", &gs, "-q", "triangle", "-u", d, "-b", "7"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{d}:6: self-loop")), "{err}");
+
+    let run = |u: &str, lenient: bool| {
+        let mut a = vec!["stream", "-g", &gs, "-q", "triangle", "-u", u, "-b", "7", "--json"];
+        if lenient {
+            a.push("--lenient");
+        }
+        last_json(&ok(&a))
+    };
+    let (want, got) = (run(clean.to_str().unwrap(), false), run(d, true));
+    assert_eq!(got["unreadable_lines"], 3, "{got}");
+    assert_eq!(want["unreadable_lines"], 0, "{want}");
+    assert!(
+        want["positive"].as_u64().unwrap() + want["negative"].as_u64().unwrap() > 0,
+        "{want}"
+    );
+    for k in ["positive", "negative", "updates", "skipped"] {
+        assert_eq!(got[k], want[k], "{k}: {got} against {want}");
+    }
+    let v = last_json(&ok(&[
+        "verify",
+        "-g",
+        &gs,
+        "-q",
+        "triangle",
+        "-u",
+        d,
+        "-b",
+        "7",
+        "--engines",
+        "cpu,oracle",
+        "--lenient",
+        "--json",
+    ]));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["stream"]["oracle"]["positive"], want["positive"], "{v}");
+}
+
 #[test]
 fn sweep_writes_csv_and_svg() {
     let dir = tempfile::tempdir().unwrap();

@@ -277,7 +277,7 @@ fn stream(a: GenStreamArgs) -> Result<()> {
         insert_prob: a.insert_prob,
         seed: a.seed,
     };
-    let w = input::workload(data, &s, None)?;
+    let w = input::workload(data, &s, None, false)?;
     write_graph_to(&w.g0, a.out_format, &a.initial)?;
     let updates: Vec<Update> = w.updates.iter().map(|u| u.update).collect();
     let out = input::create_output(&a.output)?;

@@ -190,6 +190,8 @@ struct SummaryMeta {
     batch_size: usize,
     init_seconds: f64,
     load_seconds: f64,
+    /// Update-file lines skipped as unreadable (`--lenient`).
+    unreadable: usize,
 }
 
 impl SummaryMeta {
@@ -210,6 +212,7 @@ impl SummaryMeta {
             "seconds": t.seconds,
             "update_seconds": t.update_seconds,
             "skipped": t.skipped,
+            "unreadable_lines": self.unreadable,
             "updates_per_second": t.updates_per_second(),
             "init_seconds": self.init_seconds,
             "load_seconds": self.load_seconds,
@@ -274,6 +277,7 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         batch_size: args.batch,
         init_seconds,
         load_seconds: g.seconds,
+        unreadable: w.unreadable,
     };
     let pb = output::progress_bar(w.updates.len() as u64, !args.json, "updates");
     let json = args.json;
@@ -358,6 +362,12 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         }
         if totals.skipped > 0 {
             t.row(["skipped updates".to_string(), output::group(totals.skipped as u64)]);
+        }
+        if w.unreadable > 0 {
+            t.row([
+                "unreadable update lines".to_string(),
+                output::group(w.unreadable as u64),
+            ]);
         }
         if totals.timed_out {
             t.row([

@@ -22,7 +22,7 @@
 //! without a label is not checked.
 
 use super::graph_fmt::{read_ve, write_ve, Dialect};
-use super::lex::{data_lines, malformed, parse_id, parse_label, Fields};
+use super::lex::{data_lines, malformed, parse_id, parse_label, Fields, MAX_REPORTED_ERRORS};
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
 use crate::types::{Edge, GraphData, LocatedUpdate, Update, NO_EDGE_LABEL};
@@ -112,6 +112,27 @@ pub fn read_updates(content: &str, source_name: &str) -> Result<Vec<LocatedUpdat
         .collect()
 }
 
+/// [`read_updates`] in lenient mode: lines that can never be valid
+/// (syntax, oversized ids, self-loops) are skipped and counted in the
+/// report (`skipped`, and the first [`MAX_REPORTED_ERRORS`] of them in
+/// `first_errors`) instead of ending the read.
+pub fn read_updates_lenient(content: &str, source_name: &str) -> (Vec<LocatedUpdate>, ReadReport) {
+    let mut report = ReadReport::default();
+    let mut updates = Vec::new();
+    for (line, text) in data_lines(content) {
+        match parse_update(&Fields::split(text)) {
+            Ok(update) => updates.push(LocatedUpdate { line, update }),
+            Err(k) => {
+                report.skipped += 1;
+                if report.first_errors.len() < MAX_REPORTED_ERRORS {
+                    report.first_errors.push(InputError::new(source_name, line, k));
+                }
+            }
+        }
+    }
+    (updates, report)
+}
+
 /// Writes an update stream (`v id label`, `-v id [label]`, `e u v label`,
 /// `-e u v label`), unbuffered; see [`super::write_updates`].
 pub fn write_update_lines(updates: &[Update], w: &mut impl Write) -> io::Result<()> {
@@ -131,6 +152,30 @@ pub fn write_update_lines(updates: &[Update], w: &mut impl Write) -> io::Result<
 mod tests {
     use super::*;
     use crate::types::ABSENT;
+
+    #[test]
+    fn lenient_updates_skip_and_name_unreadable_lines() {
+        let c = "e 0 1 2\ne 3 3 0\nv 4\n-e 1 0\nx 1 2\nv 5 1\n";
+        let (ups, report) = read_updates_lenient(c, "s");
+        let lines: Vec<usize> = ups.iter().map(|u| u.line).collect();
+        assert_eq!(lines, vec![1, 4, 6]);
+        assert_eq!(ups[2].update, Update::AddVertex { id: 5, label: 1 });
+        assert_eq!(report.skipped, 3);
+        let bad: Vec<(usize, bool)> = (report.first_errors.iter())
+            .map(|e| (e.line, e.kind == ErrorKind::SelfLoop(3)))
+            .collect();
+        assert_eq!(bad, vec![(2, true), (3, false), (5, false)]);
+        // strict reading stops at the first of them
+        assert_eq!(read_updates(c, "s").unwrap_err().line, 2);
+        // past the reported errors, lines are still counted
+        let many = "e 1 1\n".repeat(MAX_REPORTED_ERRORS + 4);
+        let (ups, report) = read_updates_lenient(&many, "s");
+        assert!(ups.is_empty());
+        assert_eq!(
+            (report.skipped, report.first_errors.len()),
+            (MAX_REPORTED_ERRORS + 4, MAX_REPORTED_ERRORS)
+        );
+    }
 
     #[test]
     fn reads_csm_graph() {

@@ -24,7 +24,7 @@ mod lex;
 pub mod snap;
 
 pub use crate::gen::Labeller;
-pub use csm_fmt::{read_csm_graph, read_updates, write_csm_graph};
+pub use csm_fmt::{read_csm_graph, read_updates, read_updates_lenient, write_csm_graph};
 pub use detect::detect_format;
 pub use graph_fmt::{read_graph_format, write_graph_format};
 pub use lex::MAX_REPORTED_ERRORS;
@@ -150,6 +150,19 @@ pub fn read_graph_file(
 pub fn read_updates_file(path: impl AsRef<Path>) -> Result<Vec<LocatedUpdate>, InputError> {
     let (content, name) = read_file(path.as_ref())?;
     read_updates(&content, &name)
+}
+
+/// [`read_updates_file`], or with `lenient` [`read_updates_lenient`] on a
+/// file (an unreadable file is still an error).
+pub fn read_updates_file_with(
+    path: impl AsRef<Path>,
+    lenient: bool,
+) -> Result<(Vec<LocatedUpdate>, ReadReport), InputError> {
+    let (content, name) = read_file(path.as_ref())?;
+    if lenient {
+        return Ok(read_updates_lenient(&content, &name));
+    }
+    Ok((read_updates(&content, &name)?, ReadReport::default()))
 }
 
 /// Writes `g` in `format` (buffered; flushed before returning).
