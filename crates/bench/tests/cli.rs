@@ -51,6 +51,27 @@ fn gen_graph(dir: &Path, name: &str, scale: &str, edges: &str, labels: &str) -> 
     path
 }
 
+/// `csm gen stream` on `g`: the paths of G0 (`g0.graph`) and of the stream.
+fn gen_stream(dir: &Path, g: &str, fraction: &str, seed: &str, name: &str) -> (String, String) {
+    let g0 = dir.join("g0.graph").display().to_string();
+    let u = dir.join(name).display().to_string();
+    ok(&[
+        "gen",
+        "stream",
+        "-g",
+        g,
+        "--fraction",
+        fraction,
+        "--seed",
+        seed,
+        "-o",
+        &u,
+        "--initial",
+        &g0,
+    ]);
+    (g0, u)
+}
+
 #[test]
 fn match_count_equals_oracle() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,22 +209,7 @@ fn stream_json_lines_sum_to_summary_at(batch: &str, threads: &str) {
     let initial = summary["initial_count"].as_u64().unwrap();
     assert_eq!(summary["final_count"].as_u64().unwrap(), initial + pos - neg);
 
-    let g0 = dir.path().join("g0.graph").display().to_string();
-    let u = dir.path().join("u.txt").display().to_string();
-    ok(&[
-        "gen",
-        "stream",
-        "-g",
-        &g,
-        "--fraction",
-        "0.1",
-        "--seed",
-        "1",
-        "-o",
-        &u,
-        "--initial",
-        &g0,
-    ]);
+    let (g0, u) = gen_stream(dir.path(), &g, "0.1", "1", "u.txt");
     let s = last_json(&ok(&[
         "stream",
         "-g",
@@ -308,22 +314,7 @@ fn malformed_graph_names_file_and_line() {
 fn lenient_streams_skip_unreadable_update_lines() {
     let dir = tempfile::tempdir().unwrap();
     let g = gen_graph(dir.path(), "g.graph", "6", "200", "2");
-    let gs = dir.path().join("g0.graph").display().to_string();
-    let clean = dir.path().join("clean.txt");
-    ok(&[
-        "gen",
-        "stream",
-        "-g",
-        &g,
-        "--fraction",
-        "0.3",
-        "--seed",
-        "3",
-        "--initial",
-        &gs,
-        "-o",
-        clean.to_str().unwrap(),
-    ]);
+    let (gs, clean) = gen_stream(dir.path(), &g, "0.3", "3", "clean.txt");
     let lines: Vec<String> = std::fs::read_to_string(&clean)
         .unwrap()
         .lines()
@@ -349,7 +340,7 @@ fn lenient_streams_skip_unreadable_update_lines() {
         }
         last_json(&ok(&a))
     };
-    let (want, got) = (run(clean.to_str().unwrap(), false), run(d, true));
+    let (want, got) = (run(&clean, false), run(d, true));
     assert_eq!(got["unreadable_lines"], 3, "{got}");
     assert_eq!(want["unreadable_lines"], 0, "{want}");
     assert!(
