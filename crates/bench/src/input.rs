@@ -379,9 +379,6 @@ impl StreamArgs {
     }
 }
 
-/// Splits `g` GCSM-style, or reads the update file. `default_fraction` is
-/// used when no stream option was given; without it the workload is `g`
-/// with no updates.
 /// Drops edge labels that are all zero in the graph, the updates' inserts
 /// and the query ([`csm_planner::drop_trivial_edge_labels`]: CSM-study files
 /// write `e u v 0` on every edge), so that matching takes the unlabelled
@@ -390,6 +387,9 @@ pub fn drop_zero_edge_labels(g: &mut GraphData, updates: &[LocatedUpdate], q: &m
     csm_planner::drop_trivial_edge_labels(g, updates.iter().map(|u| &u.update), q);
 }
 
+/// Splits `g` GCSM-style, or reads the update file. `default_fraction` is
+/// used when no stream option was given; without it the workload is `g`
+/// with no updates.
 ///
 /// With `lenient`, lines of the update file that can never be valid
 /// (syntax, self-loops, oversized ids) are skipped, reported on stderr and

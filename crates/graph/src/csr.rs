@@ -54,9 +54,14 @@ impl CsrGraph {
                 .find(|&x| x as usize >= n || labels[x as usize] == ABSENT)
                 .map(ErrorKind::UnknownVertex)
         };
+        // (small graphs run as one job per pass: PBE builds one per partition)
         const MIN: usize = 1 << 12;
         // degrees, and the first bad edge (the counts are then dropped)
-        let deg: Vec<AtomicU64> = (0..n).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+        let deg: Vec<AtomicU64> = (0..n)
+            .into_par_iter()
+            .with_min_len(MIN)
+            .map(|_| AtomicU64::new(0))
+            .collect();
         let first_bad = AtomicUsize::new(usize::MAX);
         edges.par_iter().enumerate().with_min_len(MIN).for_each(|(i, e)| {
             if bad(e).is_some() {
@@ -76,8 +81,14 @@ impl CsrGraph {
         // each list filled through its own cursor, as (neighbour, label)
         // packed in a word (sorting words orders by neighbour, then label)
         let total = offsets[n] as usize;
-        let cursor: Vec<AtomicU64> = offsets[..n].par_iter().map(|&o| AtomicU64::new(o)).collect();
-        let slots: Vec<AtomicU64> = (0..total).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+        let cursor: Vec<AtomicU64> = (offsets[..n].par_iter().with_min_len(MIN))
+            .map(|&o| AtomicU64::new(o))
+            .collect();
+        let slots: Vec<AtomicU64> = (0..total)
+            .into_par_iter()
+            .with_min_len(MIN)
+            .map(|_| AtomicU64::new(0))
+            .collect();
         edges.par_iter().with_min_len(MIN).for_each(|e| {
             let l = if edge_labelled { e.label } else { 0 };
             for (a, b) in [(e.u, e.v), (e.v, e.u)] {
@@ -95,7 +106,7 @@ impl CsrGraph {
             false => (0..n).map(|_| None).collect(),
         };
         let repeated = (outs.into_par_iter().zip(label_outs).enumerate())
-            .with_min_len(64)
+            .with_min_len(256)
             .map_init(Vec::new, |buf: &mut Vec<u64>, (v, (out, label_out))| {
                 let (s, t) = (offsets[v] as usize, offsets[v + 1] as usize);
                 buf.clear();
@@ -120,7 +131,7 @@ impl CsrGraph {
             let pos = edges.iter().rposition(|e| e.key() == key).unwrap_or(0);
             return Err(InputError::new(source, pos + 1, ErrorKind::DuplicateEdge(key.0, key.1)));
         }
-        let max_degree = (offsets.par_windows(2).map(|w| (w[1] - w[0]) as usize))
+        let max_degree = (offsets.par_windows(2).with_min_len(MIN).map(|w| (w[1] - w[0]) as usize))
             .max()
             .unwrap_or(0);
         Ok(CsrGraph {
