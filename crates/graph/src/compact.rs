@@ -1,4 +1,7 @@
-//! Dropping the vertices no edge touches, for static counts.
+//! Dropping vertices and renumbering the rest in id order: the vertices no
+//! edge touches, for static counts ([`without_isolated`]), or any marked set
+//! ([`keep_vertices`], behind [`GraphData::compact_ids`]).
+//!
 //!
 //! A static count of a labelled query runs on the edges of the query's
 //! label triples ([`crate::EdgeFilter::kept`]), which on a large graph with
@@ -41,16 +44,30 @@ pub fn without_isolated(g: &GraphData, max_share: f64) -> Option<GraphData> {
         return None;
     }
     let touched: Vec<bool> = touched.into_par_iter().map(AtomicBool::into_inner).collect();
+    let kept = touched.par_iter().with_min_len(1 << 12).filter(|&&t| t).count();
+    if kept as f64 > max_share * n as f64 {
+        return None;
+    }
+    Some(keep_vertices(g, &touched).0)
+}
+
+/// `g` with only the vertices `keep` marks, renumbered `0..k` in id order
+/// (labels kept), and the old-to-new map (`None` for dropped ids). Edges
+/// keep their order and labels. Runs on the current rayon pool. Behind
+/// [`GraphData::compact_ids`] (the present vertices) and
+/// [`without_isolated`] (the touched ones).
+///
+/// # Panics
+/// If `keep` is shorter than `g`'s vertices or drops an edge's endpoint.
+pub fn keep_vertices(g: &GraphData, keep: &[bool]) -> (GraphData, Vec<Option<VertexId>>) {
+    let keep = &keep[..g.num_vertices()];
     // new ids: a count per block of vertices, then each block's prefix
     const BLOCK: usize = 1 << 14;
-    let per_block: Vec<u32> = touched
+    let per_block: Vec<u32> = keep
         .par_chunks(BLOCK)
         .map(|c| c.iter().filter(|&&t| t).count() as u32)
         .collect();
     let kept: usize = per_block.iter().map(|&c| c as usize).sum();
-    if kept as f64 > max_share * n as f64 {
-        return None;
-    }
     // each block's new ids and labels, its share of `labels` cut off in turn
     let mut labels: Vec<Label> = vec![0; kept];
     let mut parts = Vec::with_capacity(per_block.len());
@@ -60,38 +77,35 @@ pub fn without_isolated(g: &GraphData, max_share: f64) -> Option<GraphData> {
         parts.push((part, start));
         (rest, start) = (tail, start + c);
     }
-    // (zeroed pages come fresh from the allocator; untouched ids are never read)
-    let mut new_id: Vec<VertexId> = vec![0; n];
+    let mut new_id: Vec<Option<VertexId>> = vec![None; keep.len()];
     new_id
         .par_chunks_mut(BLOCK)
-        .zip(touched.par_chunks(BLOCK))
+        .zip(keep.par_chunks(BLOCK))
         .zip(g.labels.par_chunks(BLOCK))
         .zip(parts)
         .for_each(|(((ids, t), ls), (out, start))| {
             let mut k = 0;
             for ((id, &t), &l) in ids.iter_mut().zip(t).zip(ls) {
                 if t {
-                    *id = start + k as u32;
+                    *id = Some(start + k as u32);
                     out[k] = l;
                     k += 1;
                 }
             }
         });
+    let new = |x: VertexId| new_id[x as usize].expect("an edge endpoint is kept");
     let edges = g
         .edges
         .par_iter()
         .with_min_len(1 << 12)
-        .map(|e| Edge {
-            u: new_id[e.u as usize],
-            v: new_id[e.v as usize],
-            label: e.label,
-        })
+        .map(|e| Edge::new(new(e.u), new(e.v), e.label))
         .collect();
-    Some(GraphData {
+    let g = GraphData {
         labels,
         edges,
         edge_labelled: g.edge_labelled,
-    })
+    };
+    (g, new_id)
 }
 
 #[cfg(test)]

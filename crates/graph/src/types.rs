@@ -116,29 +116,10 @@ impl GraphData {
     }
     /// The same graph with present vertices renumbered `0..N-1` in id order,
     /// and the old-to-new map (`None` for absent ids). Edges stay normalised
-    /// and in the same relative order.
+    /// and in the same relative order. Runs on the current rayon pool
+    /// ([`crate::compact::keep_vertices`]).
     pub fn compact_ids(&self) -> (GraphData, Vec<Option<VertexId>>) {
-        let mut map = Vec::with_capacity(self.labels.len());
-        let mut labels = Vec::new();
-        for &l in &self.labels {
-            if l == ABSENT {
-                map.push(None);
-            } else {
-                map.push(Some(labels.len() as VertexId));
-                labels.push(l);
-            }
-        }
-        let new = |x: VertexId| map[x as usize].expect("an edge endpoint is present");
-        let edges = self
-            .edges
-            .iter()
-            .map(|e| Edge::new(new(e.u), new(e.v), e.label))
-            .collect();
-        let g = GraphData {
-            labels,
-            edges,
-            edge_labelled: self.edge_labelled,
-        };
-        (g, map)
+        let present: Vec<bool> = self.labels.iter().map(|&l| l != ABSENT).collect();
+        crate::compact::keep_vertices(self, &present)
     }
 }
