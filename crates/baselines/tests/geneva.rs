@@ -2,7 +2,8 @@
 //! (and VF2) on small random labelled graphs, with and without edge labels,
 //! for random connected queries and symmetric ones (cycles, cliques, stars),
 //! in every mode (PV / SV, symmetry breaking on / off, tiny memory budgets
-//! that force blocked breadth-first execution); and, lifted by `Recount`,
+//! that force blocked breadth-first execution and rows flushed in pieces,
+//! and no block over the budget); and, lifted by `Recount`,
 //! per-batch positive / negative equal the oracle's set differences.
 
 mod common;
@@ -44,7 +45,15 @@ fn check_static(seed: u64, symmetric: bool) -> Result<(), TestCaseError> {
     let g = CsrGraph::from_data(&model.to_data()).expect("valid");
     let expected = BruteForce.count(&g, &q).expect("small");
     for e in engines() {
-        let got = e.count(&g, &q).expect("count");
+        let report = e.run(&g, &q);
+        let got = report.embeddings;
+        // no block outgrows the budget, not even one row's whole output
+        prop_assert!(
+            report.peak_words <= e.budget_words.max(64) as u64,
+            "block of {} VIDs over a budget of {}",
+            report.peak_words,
+            e.budget_words
+        );
         prop_assert_eq!(
             got,
             expected,

@@ -23,7 +23,8 @@
 //! map over the materialised partial embeddings (rows of VIDs), where a GPU
 //! would run one warp per row; per-worker output buffers stand for the
 //! `atomicAdd`-reserved write ranges. Output is bounded by a memory budget
-//! (blocks, see [`phases`]), like a GPU's fixed result buffer.
+//! for the whole run (blocks, and a row's output flushed in pieces, see
+//! [`phases`]), like a GPU's fixed result buffer.
 //!
 //! **PV versus SV (Sec. 8.3).** `multi_vertex = false` splits every
 //! extension phase into single-vertex (P0) phases exactly as the paper's
@@ -65,7 +66,8 @@ pub use order::{Phase, Plan};
 pub use patterns::Pattern;
 pub use pcsr::IntervalPcsr;
 
-/// Default bound on the VIDs materialised by one block of one phase (256 MiB).
+/// Default bound on the VIDs the phases' blocks hold together (256 MiB; see
+/// [`phases`] for what else a run holds).
 pub const DEFAULT_BUDGET_WORDS: usize = 1 << 26;
 
 /// The GENEVA engine (static; `csm stream` lifts it with [`csm_engine::Recount`]).
@@ -76,7 +78,8 @@ pub struct Geneva {
     /// Count unique subgraphs under VID-order restrictions and multiply by
     /// |Aut(Q)| (the paper's scheme); `false` enumerates every embedding.
     pub symmetry_breaking: bool,
-    /// Bound on the VIDs one block of one phase may materialise.
+    /// Bound on the VIDs the blocks of all phases hold at once (each phase
+    /// gets an even share, at least 64).
     pub budget_words: usize,
     pool: Arc<rayon::ThreadPool>,
 }

@@ -16,12 +16,22 @@
 //!
 //! Between phases all partial embeddings are materialised (breadth-first).
 //! The last phase only counts. Memory is bounded the way a GPU with a fixed
-//! result buffer would bound it: a first parallel pass computes an upper
-//! bound of every row's output (per group, the falling factorial of its
-//! candidate range size; 1 for an elimination), the input is cut into
-//! blocks whose bounds fit `budget_words`, and each block runs through the
-//! remaining phases before the next one starts. A single row whose bound
-//! exceeds the budget forms a block of its own.
+//! result buffer would bound it, and the bound holds for the whole run:
+//!
+//! * `budget_words` is split evenly among the phases that materialise, so
+//!   that the blocks alive at once (one per phase, nested) fit it together;
+//! * a first parallel pass computes an upper bound of every row's output
+//!   (per group, the falling factorial of its candidate range size; 1 for an
+//!   elimination), the input is cut into blocks whose bounds fit the phase's
+//!   share, and each block runs through the remaining phases before the next
+//!   one starts;
+//! * a single row whose bound exceeds the share is expanded on its own and
+//!   its output is passed on in pieces of the share as it is generated (a
+//!   GPU kernel flushing a full result buffer).
+//!
+//! So the VIDs held at once stay within about twice `budget_words` (a
+//! block's per-worker buffers are concatenated before the next phase), plus
+//! the per-row bounds (two words a row of the input block).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -188,7 +198,9 @@ pub fn execute(
         Some(p) => p.rows_with_label(&pcsr.labels, q.label(source)),
         None => &[],
     };
-    run(&kernels, &pcsr.labels, 0, sources, 1, budget_words.max(64), stats)
+    // every kernel but the last (which counts) materialises a block
+    let share = (budget_words / kernels.len().saturating_sub(1).max(1)).max(64);
+    run(&kernels, &pcsr.labels, 0, sources, 1, share, stats)
 }
 
 fn compile<'a>(
@@ -259,6 +271,8 @@ fn compile<'a>(
     out
 }
 
+/// Runs kernels `k..` over `input` (rows of `width` VIDs); each phase's
+/// block holds at most `budget` VIDs.
 fn run(
     kernels: &[Kernel],
     labels: &[Label],
@@ -303,15 +317,54 @@ fn run(
             acc = acc.saturating_add(bounds[end]);
             end += 1;
         }
-        if acc > 0 {
+        if acc > cap {
+            // one row over the share: flush its output in pieces
+            total += run_row(kernels, labels, k, &input[start * width..end * width], budget, stats);
+        } else if acc > 0 {
             let out = materialise(kernel, labels, &input[start * width..end * width], width);
-            let produced = out.len() / out_width;
-            stats.rows_written.fetch_add(produced as u64, Ordering::Relaxed);
-            stats.words_written.fetch_add(out.len() as u64, Ordering::Relaxed);
-            stats.peak_words.fetch_max(out.len() as u64, Ordering::Relaxed);
-            total += run(kernels, labels, k + 1, &out, out_width, budget, stats);
+            total += pass_on(kernels, labels, k, &out, out_width, budget, stats);
         }
         start = end;
+    }
+    total
+}
+
+/// Records `out` (a block of kernel `k`'s output) and runs the rest on it.
+fn pass_on(
+    kernels: &[Kernel],
+    labels: &[Label],
+    k: usize,
+    out: &[VertexId],
+    out_width: usize,
+    budget: usize,
+    stats: &RunStats,
+) -> u64 {
+    stats
+        .rows_written
+        .fetch_add((out.len() / out_width) as u64, Ordering::Relaxed);
+    stats.words_written.fetch_add(out.len() as u64, Ordering::Relaxed);
+    stats.peak_words.fetch_max(out.len() as u64, Ordering::Relaxed);
+    run(kernels, labels, k + 1, out, out_width, budget, stats)
+}
+
+/// Kernel `k` on one row whose output bound exceeds the budget: the rows it
+/// generates are passed on whenever a budget's worth has accumulated.
+fn run_row(kernels: &[Kernel], labels: &[Label], k: usize, emb: &[VertexId], budget: usize, stats: &RunStats) -> u64 {
+    let kernel = &kernels[k];
+    let out_width = emb.len() + kernel.new_targets();
+    let full = (budget / out_width).max(1) * out_width;
+    let mut buf = Vec::with_capacity(full);
+    let mut total = 0;
+    kernel.apply(labels, emb, &mut Scratch::default(), &mut |vals| {
+        buf.extend_from_slice(emb);
+        buf.extend_from_slice(vals);
+        if buf.len() >= full {
+            total += pass_on(kernels, labels, k, &buf, out_width, budget, stats);
+            buf.clear();
+        }
+    });
+    if !buf.is_empty() {
+        total += pass_on(kernels, labels, k, &buf, out_width, budget, stats);
     }
     total
 }
