@@ -20,6 +20,9 @@ pub struct EngineOptions {
     /// triples the query lacks apart from its graph (default true; see
     /// [`csm_engine::apart`]).
     pub edge_filter: bool,
+    /// Bytes the materialising baselines may hold for intermediate results
+    /// (`geneva`'s blocks, `stwig`'s hash tables); `None` = their defaults.
+    pub memory_budget: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -29,6 +32,7 @@ impl Default for EngineOptions {
             order: Arc::new(csm_planner::SampledOrder::default()),
             label_groups: true,
             edge_filter: true,
+            memory_budget: None,
         }
     }
 }
@@ -53,6 +57,24 @@ fn cpu(opts: &EngineOptions) -> Result<CpuEngine, EngineError> {
     Ok(if opts.edge_filter { e } else { e.without_edge_filter() })
 }
 
+/// The `stwig` engine with `opts`.
+fn stwig(opts: &EngineOptions) -> Result<crate::stwig::Stwig, EngineError> {
+    let e = crate::stwig::Stwig::new().with_threads(opts.threads)?;
+    Ok(match opts.memory_budget {
+        Some(b) => e.with_budget_bytes(b),
+        None => e,
+    })
+}
+
+/// The `geneva` engine with `opts` (the budget in 4-byte VIDs).
+fn geneva(opts: &EngineOptions) -> Result<crate::geneva::Geneva, EngineError> {
+    let e = crate::geneva::Geneva::new(opts.threads)?;
+    Ok(match opts.memory_budget {
+        Some(b) => e.with_budget_words(b / 4),
+        None => e,
+    })
+}
+
 /// A static matcher by name.
 pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticMatcher>, EngineError> {
     Ok(match name {
@@ -62,9 +84,9 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
         "cpu-whole" => Box::new(cpu(opts)?),
         "oracle" => Box::new(BruteForce),
         "vf2" => Box::new(Vf2),
-        "stwig" => Box::new(crate::stwig::Stwig::new().with_threads(opts.threads)?),
+        "stwig" => Box::new(stwig(opts)?),
         "pbe" => Box::new(crate::pbe::Pbe::default().with_threads(opts.threads)?),
-        "geneva" => Box::new(crate::geneva::Geneva::new(opts.threads)?),
+        "geneva" => Box::new(geneva(opts)?),
         "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
         _ => return Err(unknown(name)),
     })
@@ -78,9 +100,9 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
         "cpu-whole" => Box::new(cpu(opts)?.without_edge_filter()),
         "oracle" => Box::new(Recount::new(BruteForce)),
         "vf2" => Box::new(Recount::new(Vf2)),
-        "stwig" => Box::new(Recount::new(crate::stwig::Stwig::new().with_threads(opts.threads)?)),
+        "stwig" => Box::new(Recount::new(stwig(opts)?)),
         "pbe" => Box::new(Recount::new(crate::pbe::Pbe::default().with_threads(opts.threads)?)),
-        "geneva" => Box::new(Recount::new(crate::geneva::Geneva::new(opts.threads)?)),
+        "geneva" => Box::new(Recount::new(geneva(opts)?)),
         "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
         _ => return Err(unknown(name)),
     })

@@ -1,6 +1,7 @@
 //! The `stwig` engine against the brute-force oracle and petgraph's VF2, and
 //! its decomposition against the definition (every edge once, later roots
-//! bound, fewest twigs by brute force over vertex subsets).
+//! bound, fewest twigs by brute force over vertex subsets), and its memory
+//! budget against the size of the tables an unbounded run builds.
 
 mod common;
 
@@ -102,6 +103,34 @@ proptest! {
         for (name, e) in engines() {
             let rep = e.run(&g, &q).unwrap();
             prop_assert_eq!(rep.count, want, "{} seed {} query {:?} twigs {:?}", name, seed, q, rep.twigs);
+        }
+    }
+
+    /// A memory budget declines (`Unsupported`) exactly when the twig
+    /// results R_2 … R_n of an unbounded run take more bytes than it, and
+    /// never changes a count it gives.
+    #[test]
+    fn memory_budget_declines_or_counts_exactly(seed in any::<u64>(), budget in 0usize..4096) {
+        let (g, data, q) = random_case(seed, seed % 2 == 0, 6);
+        let want = embeddings(&data, &q).len() as u64;
+        let full = Stwig::new().run(&g, &q).unwrap();
+        // records of the tables built: R_2 … R_n, width 1 + leaves, plus a link
+        let table_bytes: u64 = full.relation_sizes[1..]
+            .iter()
+            .zip(&full.twigs[1..])
+            .map(|(&n, t)| n * (t.leaves.len() as u64 + 2) * 4)
+            .sum();
+        let threads = 1 + (seed % 3) as usize;
+        match Stwig::new().with_threads(threads).unwrap().with_budget_bytes(budget).run(&g, &q) {
+            Ok(rep) => {
+                prop_assert_eq!(rep.count, want, "seed {} budget {}", seed, budget);
+                prop_assert!(table_bytes <= budget as u64, "{} bytes of tables under a budget of {}", table_bytes, budget);
+            }
+            Err(csm_engine::EngineError::Unsupported { reason, .. }) => {
+                prop_assert!(table_bytes > budget as u64, "declined {} bytes under a budget of {}: {}", table_bytes, budget, reason);
+                prop_assert!(reason.contains("memory budget"), "{}", reason);
+            }
+            Err(e) => prop_assert!(false, "unexpected error {}", e),
         }
     }
 

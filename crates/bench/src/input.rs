@@ -449,6 +449,42 @@ pub fn workload(g: GraphData, s: &StreamArgs, default_fraction: Option<f64>, len
     })
 }
 
+/// Parses a size flag: `unlimited`, `N`, `N{K,M,G}` (binary units), or
+/// `P%` of `whole` where the flag has one.
+pub fn parse_size(flag: &str, s: &str, whole: Option<usize>) -> Result<usize> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("inf") {
+        return Ok(usize::MAX);
+    }
+    if let Some(p) = t.strip_suffix('%') {
+        let p: f64 = p
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("{flag}: `{s}` is not a percentage"))?;
+        if !(p.is_finite() && p >= 0.0) {
+            bail!("{flag}: percentage must be >= 0, got {p}");
+        }
+        let Some(whole) = whole else {
+            bail!("{flag}: give bytes (`N`, `N{{K,M,G}}` or `unlimited`), not a percentage");
+        };
+        return Ok((whole as f64 * p / 100.0) as usize);
+    }
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1usize << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let x: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("{flag}: `{s}` is not a byte count"))?;
+    if !(x.is_finite() && x >= 0.0) {
+        bail!("{flag} must be >= 0, got {s}");
+    }
+    Ok((x * mult as f64) as usize)
+}
+
 /// A matching-order strategy by name.
 pub fn order_strategy(name: &str) -> Result<Arc<dyn OrderStrategy>> {
     strategy_by_name(name)
@@ -496,11 +532,37 @@ pub struct EngineArgs {
     /// edges whose label triple no query edge has (for comparisons).
     #[arg(long)]
     pub whole_graph: bool,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
+
+/// `--memory-budget`.
+#[derive(Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// Bytes the geneva and stwig engines may hold for intermediate results
+    /// (N, or N with K, M or G; `unlimited`). Geneva stays within about twice
+    /// it (default 256M); stwig declines an input whose hash tables would
+    /// outgrow it (default 1G).
+    #[arg(long, value_name = "BYTES")]
+    pub memory_budget: Option<String>,
+}
+
+impl MemoryArgs {
+    /// `options` with the budget set.
+    pub fn apply(&self, options: EngineOptions) -> Result<EngineOptions> {
+        Ok(EngineOptions {
+            memory_budget: match &self.memory_budget {
+                Some(s) => Some(parse_size("--memory-budget", s, None)?),
+                None => None,
+            },
+            ..options
+        })
+    }
 }
 
 impl EngineArgs {
     pub fn options(&self) -> Result<EngineOptions> {
-        Ok(EngineOptions {
+        self.memory.apply(EngineOptions {
             label_groups: !self.no_label_groups,
             edge_filter: !self.whole_graph,
             ..engine_options(self.threads, &self.order)?

@@ -263,6 +263,88 @@ fn verify_all_engines_on_a_tiny_graph() {
     assert_eq!(j["ok"], true);
 }
 
+/// `--memory-budget`: stwig declines an input whose hash tables would
+/// outgrow it (`csm match` names the budget, `csm verify` skips the engine),
+/// geneva keeps counting within it, and a percentage is refused.
+#[test]
+fn memory_budget_bounds_the_materialising_baselines() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "small.graph", "7", "800", "1");
+    let want = last_json(&ok(&["match", "-g", &g, "-q", "house", "--engine", "oracle", "--json"]))["count"].clone();
+    assert!(want.as_u64().unwrap() > 0);
+    let out = csm(&[
+        "match",
+        "-g",
+        &g,
+        "-q",
+        "house",
+        "--engine",
+        "stwig",
+        "--memory-budget",
+        "1K",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("memory budget of 1 KiB"), "{err}");
+    for e in ["stwig", "geneva"] {
+        let j = last_json(&ok(&[
+            "match",
+            "-g",
+            &g,
+            "-q",
+            "house",
+            "--engine",
+            e,
+            "--memory-budget",
+            "64M",
+            "--json",
+        ]));
+        assert_eq!(j["count"], want, "{e}");
+    }
+    let j = last_json(&ok(&[
+        "match",
+        "-g",
+        &g,
+        "-q",
+        "house",
+        "--engine",
+        "geneva",
+        "--memory-budget",
+        "0",
+        "--json",
+    ]));
+    assert_eq!(j["count"], want, "geneva at its smallest blocks");
+    let j = last_json(&ok(&[
+        "verify",
+        "-g",
+        &g,
+        "-q",
+        "house",
+        "--stream-fraction",
+        "0.1",
+        "--engines",
+        "cpu,stwig,geneva",
+        "--memory-budget",
+        "1K",
+        "--json",
+    ]));
+    assert_eq!(j["ok"], true);
+    assert!(j["skipped"]["stwig"].as_str().unwrap().contains("memory budget"), "{j}");
+    let out = csm(&[
+        "match",
+        "-g",
+        &g,
+        "-q",
+        "house",
+        "--engine",
+        "geneva",
+        "--memory-budget",
+        "5%",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--memory-budget"));
+}
+
 /// Every engine agrees update by update when batches hold one update (the
 /// cpu engine overlaps them on two threads).
 #[test]

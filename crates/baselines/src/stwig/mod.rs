@@ -32,6 +32,14 @@
 //! no symmetry restriction is applied, so automorphic images are separate
 //! results, as csm requires.
 //!
+//! **Memory.** R_2 … R_n are the algorithm's working set: on dense graphs
+//! and large queries they can outgrow the machine (a GPU would run out of
+//! device memory the same way). The records of the tables together may take
+//! at most [`Stwig::with_budget_bytes`] (default [`DEFAULT_BUDGET_BYTES`]);
+//! a twig whose result would go past it stops early and the run declines
+//! with [`EngineError::Unsupported`], naming the twig and the budget
+//! (`csm verify` then reports the engine as skipped).
+//!
 //! Option [`Stwig::with_probe_pruning`]: generate R_1 under the final
 //! bindings (a free semi-join with R_2 … R_n) instead of the paper's
 //! unrestricted R_1. Off by default, so that R_1 is what the paper joins.
@@ -40,7 +48,7 @@ pub mod decompose;
 pub mod hashjoin;
 pub mod index;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -56,11 +64,25 @@ use index::{BitSet, LabelIndex, TwigMatcher};
 /// A root of R_1 whose leaf product exceeds this is split across threads.
 const SPLIT_PRODUCT: f64 = 4096.0;
 
+/// Default bound on the bytes of the twig results R_2 … R_n together (1 GiB).
+pub const DEFAULT_BUDGET_BYTES: usize = 1 << 30;
+
 /// The STwig engine (see the module docs).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Stwig {
     pool: Option<Arc<rayon::ThreadPool>>,
     probe_pruning: bool,
+    budget_bytes: usize,
+}
+
+impl Default for Stwig {
+    fn default() -> Stwig {
+        Stwig {
+            pool: None,
+            probe_pruning: false,
+            budget_bytes: DEFAULT_BUDGET_BYTES,
+        }
+    }
 }
 
 /// What one run did.
@@ -100,6 +122,13 @@ impl Stwig {
     /// Generate R_1 under the bindings of all twigs (see the module docs).
     pub fn with_probe_pruning(mut self, on: bool) -> Stwig {
         self.probe_pruning = on;
+        self
+    }
+
+    /// Bound on the bytes of the twig results R_2 … R_n together (see the
+    /// module docs).
+    pub fn with_budget_bytes(mut self, bytes: usize) -> Stwig {
+        self.budget_bytes = bytes;
         self
     }
 
@@ -148,13 +177,30 @@ impl Stwig {
         let mut bound: u32 = twigs[0].columns().iter().fold(0, |m, &u| m | 1 << u);
         let mut tables = Vec::with_capacity(twigs.len() - 1);
         let mut sizes = vec![0u64];
-        for twig in &twigs[1..] {
+        let mut words_left = self.budget_bytes / 4;
+        for (i, twig) in twigs.iter().enumerate().skip(1) {
             let m = TwigMatcher::new(q, twig);
             let roots = bindings[twig.root]
                 .as_ref()
                 .expect("root bound by an earlier twig")
                 .to_vec();
-            let pool = match_twig(g, &m, &roots, &bindings)?;
+            let pool = match_twig(g, &m, &roots, &bindings, words_left).map_err(|e| match e {
+                TwigError::Budget => EngineError::Unsupported {
+                    engine: "stwig".into(),
+                    reason: format!(
+                        "the result of twig {} of {} would take the hash tables past the memory budget of {} \
+                         (Stwig::with_budget_bytes, `csm --memory-budget`)",
+                        i + 1,
+                        twigs.len(),
+                        bytes_text(self.budget_bytes)
+                    ),
+                },
+                TwigError::Indices(records) => EngineError::Unsupported {
+                    engine: "stwig".into(),
+                    reason: format!("twig result of {records} records exceeds 32-bit record indices"),
+                },
+            })?;
+            words_left -= pool.len();
             let stride = m.width() + 1;
             let len = pool.len() / stride;
             sizes.push(len as u64);
@@ -300,39 +346,80 @@ fn project_first(
     (roots, proj)
 }
 
+/// Words a worker writes between two looks at the shared count.
+const PUBLISH_WORDS: usize = 1 << 16;
+
+/// Why a twig result was not built.
+enum TwigError {
+    /// It would hold more words than were left of the budget.
+    Budget,
+    /// It has this many records, too many for 32-bit record indices.
+    Indices(usize),
+}
+
+/// "1 GiB", "300 MiB", "12 KiB", "100 B".
+fn bytes_text(b: usize) -> String {
+    const UNITS: [(&str, usize); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    UNITS
+        .iter()
+        .find(|&&(_, u)| b >= u)
+        .map_or(format!("{b} B"), |&(name, u)| {
+            format!("{} {name}", (b as f64 / u as f64 * 10.0).round() / 10.0)
+        })
+}
+
 /// R_i for a later twig: records (root, leaves…) plus one link slot each,
-/// laid out for [`HashTable::build`].
+/// laid out for [`HashTable::build`]; at most `limit` words. Workers add
+/// what they hold to a shared count every [`PUBLISH_WORDS`] words and stop
+/// writing once the count is over the limit.
 fn match_twig(
     g: &CsrGraph,
     m: &TwigMatcher<'_>,
     roots: &[VertexId],
     bindings: &[Option<BitSet>],
-) -> Result<Vec<u32>, EngineError> {
+    limit: usize,
+) -> Result<Vec<u32>, TwigError> {
+    let words = AtomicUsize::new(0);
+    let over = || words.load(Ordering::Relaxed) > limit;
     let parts: Vec<Vec<u32>> = roots
         .par_chunks(64)
         .map_init(
             || (Vec::new(), Vec::new()),
             |(sets, rec), chunk| {
                 let mut out = Vec::new();
+                let mut published = 0;
                 for &n in chunk {
+                    if over() {
+                        break;
+                    }
                     if m.leaf_sets(g, n, bindings, sets) && m.feasible(sets) {
+                        let mut full = false;
                         m.for_each_record(n, sets, None, rec, &mut |r| {
+                            if full {
+                                return;
+                            }
                             out.extend_from_slice(r);
                             out.push(hashjoin::NONE);
+                            if out.len() - published >= PUBLISH_WORDS {
+                                words.fetch_add(out.len() - published, Ordering::Relaxed);
+                                published = out.len();
+                                full = over();
+                            }
                         });
                     }
                 }
+                words.fetch_add(out.len() - published, Ordering::Relaxed);
                 out
             },
         )
         .collect();
+    if over() {
+        return Err(TwigError::Budget);
+    }
     let total: usize = parts.iter().map(Vec::len).sum();
     let records = total / (m.width() + 1);
     if records >= hashjoin::NONE as usize {
-        return Err(EngineError::Unsupported {
-            engine: "stwig".into(),
-            reason: format!("twig result of {records} records exceeds 32-bit record indices"),
-        });
+        return Err(TwigError::Indices(records));
     }
     let mut pool = Vec::with_capacity(total);
     for p in parts {

@@ -114,34 +114,7 @@ pub struct SampleArgs {
 
 /// Parses `--budget`: `unlimited`, `N`, `N{K,M,G}` or `P%` (of `graph_bytes`).
 pub fn parse_budget(s: &str, graph_bytes: usize) -> Result<usize> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("inf") {
-        return Ok(usize::MAX);
-    }
-    if let Some(p) = t.strip_suffix('%') {
-        let p: f64 = p
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("--budget: `{s}` is not a percentage"))?;
-        if !(p.is_finite() && p >= 0.0) {
-            bail!("--budget: percentage must be >= 0, got {p}");
-        }
-        return Ok((graph_bytes as f64 * p / 100.0) as usize);
-    }
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1usize << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    let x: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| anyhow!("--budget: `{s}` is not a byte count"))?;
-    if !(x.is_finite() && x >= 0.0) {
-        bail!("--budget must be >= 0, got {s}");
-    }
-    Ok((x * mult as f64) as usize)
+    input::parse_size("--budget", s, Some(graph_bytes))
 }
 
 impl SampleArgs {

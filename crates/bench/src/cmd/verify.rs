@@ -36,6 +36,8 @@ pub struct VerifyArgs {
     /// Matching order: auto (the default), cost or gcsm.
     #[arg(long, value_name = "ORDER", default_value = "auto")]
     pub order: String,
+    #[command(flatten)]
+    pub memory: input::MemoryArgs,
     /// Print one JSON object with the outcome (the exit code still tells).
     #[arg(long)]
     pub json: bool,
@@ -59,7 +61,6 @@ pub fn engine_list(spec: &str) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Ok(None) for an engine that declined with `Unsupported` (reason recorded).
 /// The first position at which the engines' per-batch results differ.
 fn first_disagreement(results: &[(usize, Vec<BatchResult>)]) -> Option<usize> {
     let (_, r0) = results.first()?;
@@ -71,6 +72,7 @@ fn first_disagreement(results: &[(usize, Vec<BatchResult>)]) -> Option<usize> {
     })
 }
 
+/// Ok(None) for an engine that declined with `Unsupported` (reason recorded).
 fn supported<T>(r: Result<T, EngineError>, name: &str, skipped: &mut Vec<(String, String)>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
@@ -90,7 +92,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut g = args.graph.load()?;
     let graph_name = g.name.clone();
     let mut q = args.query.load()?;
-    let opts = input::engine_options(args.threads, &args.order)?;
+    let opts = args.memory.apply(input::engine_options(args.threads, &args.order)?)?;
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
     } else {
