@@ -238,7 +238,7 @@ impl CsrGraph {
 }
 
 /// `xs` cut into the lists of `offsets` (vertex `v`'s is `offsets[v]..offsets[v + 1]`).
-fn split_lists<'a, T>(xs: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
+pub(crate) fn split_lists<'a, T>(xs: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
     let mut lists = Vec::with_capacity(offsets.len().saturating_sub(1));
     let mut rest = xs;
     for w in offsets.windows(2) {

@@ -433,10 +433,16 @@ proptest! {
         let n = 600;
         let mut old = BTreeMap::new();
         random_batch(&mut rng, &mut old, n, 6000, labelled);
-        let mut g = DynamicGraph::from_data(&data(n, &old, labelled)).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        // built on the pool: lists copied a block of vertices per task
+        let mut g = pool.install(|| DynamicGraph::from_data(&data(n, &old, labelled))).unwrap();
+        for v in 0..n {
+            prop_assert_eq!(list(&g, v, Version::Old), model_list(&old, v));
+        }
+        prop_assert_eq!(g.max_degree(), (0..n).map(|v| model_list(&old, v).len()).max().unwrap_or(0));
+        prop_assert_eq!(g.num_edges(), old.len());
         // a small graph: take the parallel paths anyway
         g.set_parallel_min_arena(0);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let len = DynamicGraph::PARALLEL_MIN_UPDATES + 1000;
         for _ in 0..3 {
             // a batch with one invalid update somewhere: rejected whole

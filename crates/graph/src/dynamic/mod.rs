@@ -140,6 +140,9 @@ struct OldPart {
 
 type OldParts = HashMap<VertexId, OldPart, FixedState>;
 
+/// Vertices per task when [`DynamicGraph::from_csr`] copies the lists.
+const BUILD_BLOCK: usize = 256;
+
 impl DynamicGraph {
     /// Builds the store from an edge list (validated as [`CsrGraph::from_data`]).
     pub fn from_data(g: &GraphData) -> Result<DynamicGraph, InputError> {
@@ -147,43 +150,65 @@ impl DynamicGraph {
     }
 
     /// Builds the store from a snapshot: arrays laid out back to back, each
-    /// with [`DynamicGraph::headroom`] free slots behind it.
+    /// with [`DynamicGraph::headroom`] free slots behind it. Copies the lists
+    /// on the current rayon pool, blocks of vertices per task.
     pub fn from_csr(c: &CsrGraph) -> DynamicGraph {
         let n = c.num_vertices();
         let edge_labelled = c.edge_labelled();
+        let degree = |v: usize| c.degree(v as VertexId) as u32;
         let caps: Vec<u32> = (0..n)
-            .map(|v| c.degree(v as VertexId) as u32)
-            .map(|d| d + Self::headroom(d))
+            .into_par_iter()
+            .with_min_len(BUILD_BLOCK)
+            .map(|v| degree(v) + Self::headroom(degree(v)))
             .collect();
-        let total: usize = caps.iter().map(|&k| k as usize).sum();
-        let mut g = DynamicGraph {
+        let len: Vec<u32> = (0..n).into_par_iter().with_min_len(BUILD_BLOCK).map(degree).collect();
+        let mut off = Vec::with_capacity(n);
+        let mut total = 0u64;
+        for &k in &caps {
+            off.push(total);
+            total += k as u64;
+        }
+        // zeroed (free slots stay 0), filled a block of vertices per task
+        let mut ids: Vec<VertexId> = vec![0; total as usize];
+        let mut elabels: Vec<Label> = vec![0; if edge_labelled { total as usize } else { 0 }];
+        let starts: Vec<u64> = (0..n).step_by(BUILD_BLOCK).map(|v| off[v]).chain([total]).collect();
+        let id_blocks = crate::csr::split_lists(&mut ids, &starts);
+        let label_blocks = if edge_labelled {
+            crate::csr::split_lists(&mut elabels, &starts)
+        } else {
+            (0..id_blocks.len()).map(|_| &mut [][..]).collect()
+        };
+        id_blocks
+            .into_par_iter()
+            .zip(label_blocks)
+            .enumerate()
+            .for_each(|(b, (ids, elabels))| {
+                let first = b * BUILD_BLOCK;
+                let base = off[first];
+                for v in first..n.min(first + BUILD_BLOCK) {
+                    let list = c.neighbors(v as VertexId);
+                    let s = (off[v] - base) as usize;
+                    ids[s..s + list.len()].copy_from_slice(list);
+                    if edge_labelled {
+                        elabels[s..s + list.len()].copy_from_slice(c.edge_labels(v as VertexId));
+                    }
+                }
+            });
+        DynamicGraph {
             labels: c.labels().to_vec(),
-            off: Vec::with_capacity(n),
-            len: Vec::with_capacity(n),
+            off,
+            len,
             cap: caps,
             touched_bits: vec![0; n.div_ceil(64)],
-            ids: Vec::with_capacity(total),
-            elabels: Vec::with_capacity(if edge_labelled { total } else { 0 }),
+            ids,
+            elabels,
             edge_labelled,
             num_edges: c.num_edges(),
             degrees: DegreeCounts::from_degrees((0..n).map(|v| c.degree(v as VertexId))),
             waste: 0,
             pending: None,
             parallel_min_arena: None,
-        };
-        for v in 0..n {
-            let list = c.neighbors(v as VertexId);
-            let (d, k) = (list.len(), g.cap[v] as usize);
-            g.off.push(g.ids.len() as u64);
-            g.ids.extend_from_slice(list);
-            g.ids.resize(g.ids.len() + k - d, 0);
-            if edge_labelled {
-                g.elabels.extend_from_slice(c.edge_labels(v as VertexId));
-                g.elabels.resize(g.elabels.len() + k - d, 0);
-            }
-            g.len.push(d as u32);
         }
-        g
     }
 
     /// Batches of at least this many updates are validated, staged and
