@@ -185,9 +185,10 @@ impl DynamicGraph {
             .for_each(|(b, (ids, elabels))| {
                 let first = b * BUILD_BLOCK;
                 let base = off[first];
-                for v in first..n.min(first + BUILD_BLOCK) {
+                let last = n.min(first + BUILD_BLOCK);
+                for (v, &o) in off[first..last].iter().enumerate().map(|(i, o)| (first + i, o)) {
                     let list = c.neighbors(v as VertexId);
-                    let s = (off[v] - base) as usize;
+                    let s = (o - base) as usize;
                     ids[s..s + list.len()].copy_from_slice(list);
                     if edge_labelled {
                         elabels[s..s + list.len()].copy_from_slice(c.edge_labels(v as VertexId));
