@@ -911,7 +911,8 @@ impl ContinuousMatcher for CpuEngine {
         "cpu"
     }
     fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
-        let (dg, mut apart) = EdgesApart::graph_for(g, q, self.edge_filter)?;
+        // on the engine's threads (the store's builds are parallel)
+        let (dg, mut apart) = self.pool.install(|| EdgesApart::graph_for(g, q, self.edge_filter))?;
         if let (Some(apart), Some(n)) = (apart.as_mut(), self.route_parallel_min) {
             apart.set_parallel_min(n);
         }
