@@ -485,6 +485,18 @@ pub fn parse_size(flag: &str, s: &str, whole: Option<usize>) -> Result<usize> {
     Ok((x * mult as f64) as usize)
 }
 
+/// `--threads T` (T > 0) for the whole command: the global rayon pool, which
+/// reading the inputs, keeping a query's edges and building the counted
+/// graph use, gets T threads as the engine's own pool does (0 leaves it at
+/// one per core). Call before anything uses the pool.
+pub fn use_threads(threads: usize) {
+    if threads > 0 {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global() {
+            tracing::debug!("global pool already set: {e}");
+        }
+    }
+}
+
 /// A matching-order strategy by name.
 pub fn order_strategy(name: &str) -> Result<Arc<dyn OrderStrategy>> {
     strategy_by_name(name)

@@ -101,6 +101,33 @@ fn match_count_equals_oracle() {
 /// `--limit N`: the count is `min(count, N)` (the oracle's count is the
 /// reference), `"limit_reached"` says which, the text output says so too,
 /// and a query with about 10^20 embeddings stops at the limit.
+/// `--threads T` holds for the whole command: the shared pool that reads
+/// inputs and builds the counted graph has T threads too.
+#[test]
+fn threads_flag_sizes_the_shared_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "6", "200", "2");
+    for t in ["1", "3"] {
+        let j = last_json(&ok(&["match", "-g", &g, "-q", "triangle", "-t", t, "--json"]));
+        assert_eq!(j["pool_threads"].to_string(), t, "{j}");
+        let out = ok(&[
+            "stream",
+            "-g",
+            &g,
+            "-q",
+            "triangle",
+            "--stream-fraction",
+            "0.1",
+            "-b",
+            "8",
+            "-t",
+            t,
+            "--json",
+        ]);
+        assert_eq!(last_json(&out)["pool_threads"].to_string(), t, "{out}");
+    }
+}
+
 #[test]
 fn match_limits_cap_counts() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,7 @@ pub struct MatchArgs {
 }
 
 pub fn run(args: MatchArgs) -> Result<()> {
+    input::use_threads(args.engine.threads);
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
@@ -60,6 +61,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         "edges": g.data.num_edges(),
         "edges_matched": csr.num_edges(),
         "threads": args.engine.threads,
+        "pool_threads": rayon::current_num_threads(),
         "order": args.engine.order,
     });
     let t0 = Instant::now();

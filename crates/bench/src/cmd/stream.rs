@@ -203,6 +203,7 @@ impl SummaryMeta {
             "query": self.query,
             "graph": self.graph,
             "threads": self.threads,
+            "pool_threads": rayon::current_num_threads(),
             "order": self.order,
             "batch_size": self.batch_size,
             "batches": t.batches,
@@ -237,6 +238,7 @@ pub fn batch_json(index: usize, chunk: &[LocatedUpdate], r: &BatchResult) -> Val
 }
 
 pub fn run(args: StreamCmdArgs) -> Result<()> {
+    input::use_threads(args.engine.threads);
     if args.batch == 0 {
         bail!("--batch must be at least 1");
     }

@@ -85,6 +85,7 @@ fn supported<T>(r: Result<T, EngineError>, name: &str, skipped: &mut Vec<(String
 }
 
 pub fn run(args: VerifyArgs) -> Result<()> {
+    input::use_threads(args.threads);
     if args.batch == 0 {
         bail!("--batch must be at least 1");
     }
