@@ -34,7 +34,10 @@ use crate::error::{ErrorKind, InputError};
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID, NO_EDGE_LABEL};
 use crate::view::GraphView;
 
+mod classes;
 mod parallel;
+
+use classes::VertexClasses;
 
 /// The label triples of a query's edges, in both orientations: an edge
 /// `(u, v)` of the data graph can map to a query edge only when
@@ -83,15 +86,19 @@ impl EdgeFilter {
     /// pairs among the dropped edges are not looked for (the readers reject
     /// them; among the kept ones the CSR build does).
     pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
-        // on the current rayon pool: each edge costs two label lookups,
-        // likely cache misses (40 ms a 10 M edges on one thread)
+        // on the current rayon pool: each edge reads its endpoints' classes
+        let classes = VertexClasses::of(self, g);
+        let keeps = |e: &Edge| match &classes {
+            Some(c) => c.keeps_edge(self, g, e),
+            None => self.keeps_edge(g, e),
+        };
         let invalid = AtomicBool::new(false);
         let kept: Vec<Edge> = g
             .edges
             .par_iter()
             .with_min_len(1 << 14)
             .filter(|e| {
-                self.keeps_edge(g, e).unwrap_or_else(|| {
+                keeps(e).unwrap_or_else(|| {
                     invalid.store(true, Ordering::Relaxed);
                     false
                 })
@@ -113,11 +120,15 @@ impl EdgeFilter {
     /// repeated pair), which building the whole graph reports with its line.
     pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
         // which edges stay, known first so that both stores are sized once
+        let classes = VertexClasses::of(self, g);
         let stays: Vec<bool> = g
             .edges
             .par_iter()
             .with_min_len(1 << 14)
-            .map(|e| self.keeps_edge(g, e))
+            .map(|e| match &classes {
+                Some(c) => c.keeps_edge(self, g, e),
+                None => self.keeps_edge(g, e),
+            })
             .collect::<Option<_>>()?;
         let n_kept = stays.iter().filter(|&&k| k).count();
         let mut dropped = Vec::with_capacity(g.edges.len() - n_kept);
