@@ -299,48 +299,33 @@ fn memory_budget_bounds_the_materialising_baselines() {
     let g = gen_graph(dir.path(), "small.graph", "7", "800", "1");
     let want = last_json(&ok(&["match", "-g", &g, "-q", "house", "--engine", "oracle", "--json"]))["count"].clone();
     assert!(want.as_u64().unwrap() > 0);
-    let out = csm(&[
-        "match",
-        "-g",
-        &g,
-        "-q",
-        "house",
-        "--engine",
-        "stwig",
-        "--memory-budget",
-        "1K",
-    ]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("memory budget of 1 KiB"), "{err}");
-    for e in ["stwig", "geneva"] {
-        let j = last_json(&ok(&[
+    // `csm match` of the house with `engine` under `budget`
+    let house = |engine: &str, budget: &str| {
+        csm(&[
             "match",
             "-g",
             &g,
             "-q",
             "house",
             "--engine",
-            e,
+            engine,
             "--memory-budget",
-            "64M",
+            budget,
             "--json",
-        ]));
-        assert_eq!(j["count"], want, "{e}");
+        ])
+    };
+    let out = house("stwig", "1K");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("memory budget of 1 KiB"), "{err}");
+    let count = |out: Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        last_json(&String::from_utf8(out.stdout).unwrap())["count"].clone()
+    };
+    for e in ["stwig", "geneva"] {
+        assert_eq!(count(house(e, "64M")), want, "{e}");
     }
-    let j = last_json(&ok(&[
-        "match",
-        "-g",
-        &g,
-        "-q",
-        "house",
-        "--engine",
-        "geneva",
-        "--memory-budget",
-        "0",
-        "--json",
-    ]));
-    assert_eq!(j["count"], want, "geneva at its smallest blocks");
+    assert_eq!(count(house("geneva", "0")), want, "geneva at its smallest blocks");
     let j = last_json(&ok(&[
         "verify",
         "-g",
@@ -357,17 +342,7 @@ fn memory_budget_bounds_the_materialising_baselines() {
     ]));
     assert_eq!(j["ok"], true);
     assert!(j["skipped"]["stwig"].as_str().unwrap().contains("memory budget"), "{j}");
-    let out = csm(&[
-        "match",
-        "-g",
-        &g,
-        "-q",
-        "house",
-        "--engine",
-        "geneva",
-        "--memory-budget",
-        "5%",
-    ]);
+    let out = house("geneva", "5%");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--memory-budget"));
 }
