@@ -353,7 +353,7 @@ fn run_row(kernels: &[Kernel], labels: &[Label], k: usize, emb: &[VertexId], bud
     let kernel = &kernels[k];
     let out_width = emb.len() + kernel.new_targets();
     let full = (budget / out_width).max(1) * out_width;
-    let mut buf = Vec::with_capacity(full);
+    let mut buf = Vec::new();
     let mut total = 0;
     kernel.apply(labels, emb, &mut Scratch::default(), &mut |vals| {
         buf.extend_from_slice(emb);
