@@ -562,11 +562,11 @@ pub struct MemoryArgs {
 impl MemoryArgs {
     /// `options` with the budget set.
     pub fn apply(&self, options: EngineOptions) -> Result<EngineOptions> {
+        let memory_budget = (self.memory_budget.as_deref())
+            .map(|s| parse_size("--memory-budget", s, None))
+            .transpose()?;
         Ok(EngineOptions {
-            memory_budget: match &self.memory_budget {
-                Some(s) => Some(parse_size("--memory-budget", s, None)?),
-                None => None,
-            },
+            memory_budget,
             ..options
         })
     }

@@ -155,13 +155,16 @@ impl DynamicGraph {
     pub fn from_csr(c: &CsrGraph) -> DynamicGraph {
         let n = c.num_vertices();
         let edge_labelled = c.edge_labelled();
-        let degree = |v: usize| c.degree(v as VertexId) as u32;
-        let caps: Vec<u32> = (0..n)
+        let len: Vec<u32> = (0..n)
             .into_par_iter()
             .with_min_len(BUILD_BLOCK)
-            .map(|v| degree(v) + Self::headroom(degree(v)))
+            .map(|v| c.degree(v as VertexId) as u32)
             .collect();
-        let len: Vec<u32> = (0..n).into_par_iter().with_min_len(BUILD_BLOCK).map(degree).collect();
+        let caps: Vec<u32> = len
+            .par_iter()
+            .with_min_len(BUILD_BLOCK)
+            .map(|&d| d + Self::headroom(d))
+            .collect();
         let mut off = Vec::with_capacity(n);
         let mut total = 0u64;
         for &k in &caps {
@@ -195,6 +198,7 @@ impl DynamicGraph {
                     }
                 }
             });
+        let degrees = DegreeCounts::from_degrees(len.iter().map(|&d| d as usize));
         DynamicGraph {
             labels: c.labels().to_vec(),
             off,
@@ -205,7 +209,7 @@ impl DynamicGraph {
             elabels,
             edge_labelled,
             num_edges: c.num_edges(),
-            degrees: DegreeCounts::from_degrees((0..n).map(|v| c.degree(v as VertexId))),
+            degrees,
             waste: 0,
             pending: None,
             parallel_min_arena: None,

@@ -81,17 +81,24 @@ impl EdgeFilter {
         }
     }
 
+    /// [`EdgeFilter::keeps_edge`] for the edges of `g`, through a class byte
+    /// per vertex ([`VertexClasses`]) unless the filter names too many
+    /// labels for its table.
+    fn edge_test<'a>(&'a self, g: &'a GraphData) -> impl Fn(&Edge) -> Option<bool> + Sync + 'a {
+        let classes = VertexClasses::of(self, g);
+        move |e| match &classes {
+            Some(c) => c.keeps_edge(self, g, e),
+            None => self.keeps_edge(g, e),
+        }
+    }
+
     /// `g` with only the edges the filter keeps (static counts: every
     /// engine counts the same on it); `None` as for `keeps_edge`. Repeated
     /// pairs among the dropped edges are not looked for (the readers reject
     /// them; among the kept ones the CSR build does).
     pub fn kept(&self, g: &GraphData) -> Option<GraphData> {
         // on the current rayon pool: each edge reads its endpoints' classes
-        let classes = VertexClasses::of(self, g);
-        let keeps = |e: &Edge| match &classes {
-            Some(c) => c.keeps_edge(self, g, e),
-            None => self.keeps_edge(g, e),
-        };
+        let keeps = self.edge_test(g);
         let invalid = AtomicBool::new(false);
         let kept: Vec<Edge> = g
             .edges
@@ -120,15 +127,12 @@ impl EdgeFilter {
     /// repeated pair), which building the whole graph reports with its line.
     pub fn split(&self, g: &GraphData) -> Option<(GraphData, OtherEdges)> {
         // which edges stay, known first so that both stores are sized once
-        let classes = VertexClasses::of(self, g);
+        let keeps = self.edge_test(g);
         let stays: Vec<bool> = g
             .edges
             .par_iter()
             .with_min_len(1 << 14)
-            .map(|e| match &classes {
-                Some(c) => c.keeps_edge(self, g, e),
-                None => self.keeps_edge(g, e),
-            })
+            .map(keeps)
             .collect::<Option<_>>()?;
         let n_kept = stays.iter().filter(|&&k| k).count();
         let mut dropped = Vec::with_capacity(g.edges.len() - n_kept);
