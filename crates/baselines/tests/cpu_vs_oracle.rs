@@ -1075,3 +1075,55 @@ fn tree_queries_match_the_oracles(seed0: u64, seeds: u64, case: TreeCase) -> Pla
         memo,
     }
 }
+
+/// A spider: a random core of 2-3 vertices and a leg group of 4-6 leaves of
+/// one label on one core vertex (twins, which a counting run multiplies as
+/// |S|·(|S| − 1)···: [`csm_planner::Plan::wide_tail`]), on half the seeds a
+/// second group of 4 on another core vertex.
+fn spider(r: &mut rand_chacha::ChaCha8Rng, vl: u32, el: Option<u32>) -> csm_planner::QueryGraph {
+    let k = r.random_range(2..=3usize);
+    let core = random_query(r, k, 0.5, vl, el);
+    let mut labels = core.labels().to_vec();
+    let mut edges = core.edges().to_vec();
+    let groups = if r.random_bool(0.5) {
+        vec![r.random_range(4..=6usize)]
+    } else {
+        vec![4, 4]
+    };
+    for (g, &t) in groups.iter().enumerate() {
+        let at = (r.random_range(0..core.num_vertices()) + g) % core.num_vertices();
+        let label = r.random_range(0..vl);
+        let elabel = el.map_or(0, |k| r.random_range(0..k));
+        for _ in 0..t {
+            edges.push((at, labels.len(), elabel));
+            labels.push(label);
+        }
+    }
+    csm_planner::QueryGraph::new(labels, &edges, el.is_some()).expect("a connected query")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, .. ProptestConfig::default() })]
+
+    /// Spiders statically (against VF2 or brute force) and per batch
+    /// (against the set differences), every order, 1-2 threads.
+    #[test]
+    fn spiders_count_their_legs_as_products(seed in any::<u64>()) {
+        let mut r = rng(seed);
+        let el = seed.is_multiple_of(3).then_some(2);
+        let vl = r.random_range(1..=2u32);
+        let n = r.random_range(7..=10u32);
+        let mut model = random_graph(&mut r, n, 0.55, vl, el);
+        let q = spider(&mut r, vl, el);
+        let order = (seed % 3) as u8;
+        let threads = 1 + (seed / 3 % 2) as usize;
+        let csr = CsrGraph::from_data(&model.to_data()).unwrap();
+        let eng = engine_with(threads, order);
+        prop_assert_eq!(StaticMatcher::count(&eng, &csr, &q).unwrap(), vf2_or_brute_force(&csr, &q), "seed {}", seed);
+        let mut eng = engine_with(threads, order);
+        eng.init(&model.to_data(), &q).expect("init");
+        let spec = StreamSpec { batches: 2, max_len: 8, vlabels: vl, elabels: el, vertex_ops: false };
+        check_set_differences(&mut eng, &mut r, &mut model, &q, spec)
+            .map_err(|e| TestCaseError::fail(format!("seed {seed}: {e}")))?;
+    }
+}

@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use csm_planner::count;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value};
 
@@ -47,6 +48,34 @@ pub fn flatten_into(obj: &mut Map<String, Value>, extra: &Map<String, Value>) {
         } else {
             obj.insert(k.clone(), v.clone());
         }
+    }
+}
+
+/// An embedding count for JSON: the number, or `null` when it saturated
+/// (2^64 − 1 or more: [`csm_planner::count`]); the object that holds it
+/// then says `"overflow": true` ([`mark_overflow`]).
+pub fn count_json(n: u64) -> Value {
+    if count::saturated(n) {
+        Value::Null
+    } else {
+        Value::from(n)
+    }
+}
+
+/// Sets `"overflow": true` in `obj` when any of `counts` saturated.
+pub fn mark_overflow(obj: &mut Map<String, Value>, counts: &[u64]) {
+    if counts.iter().any(|&n| count::saturated(n)) {
+        obj.insert("overflow".into(), Value::Bool(true));
+    }
+}
+
+/// An embedding count for people: grouped digits, or a note that it
+/// overflowed 64 bits.
+pub fn count_text(n: u64) -> String {
+    if count::saturated(n) {
+        format!("{} or more (overflows 64 bits)", group(n))
+    } else {
+        group(n)
     }
 }
 

@@ -257,6 +257,108 @@ fn stream_json_lines_sum_to_summary_at(batch: &str, threads: &str) {
     assert_eq!(s["negative"].as_u64().unwrap(), neg);
 }
 
+/// Counts of 2^64 or more are reported as an overflow (`"count": null,
+/// "overflow": true`), never as a wrapped number: three centers of label 0
+/// joined to 20 leaves of each of 16 labels, and a star with a leaf of
+/// each label (3 · 20^16 embeddings); the stream joins center 0 to its
+/// leaves of label 1 (20^16 new embeddings).
+#[test]
+fn counts_past_64_bits_are_an_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let (mut graph, mut g0, mut updates) = (String::new(), String::new(), String::new());
+    for x in 0..3 {
+        graph += &format!("v {x} 0\n");
+    }
+    for l in 1..=16 {
+        for k in 0..20 {
+            graph += &format!("v {} {l}\n", 3 + (l - 1) * 20 + k);
+        }
+    }
+    g0 += &graph;
+    for l in 1..=16 {
+        for k in 0..20 {
+            let leaf = 3 + (l - 1) * 20 + k;
+            for x in 0..3 {
+                let line = format!("e {x} {leaf} 0\n");
+                graph += &line;
+                if x == 0 && l == 1 {
+                    updates += &line;
+                } else {
+                    g0 += &line;
+                }
+            }
+        }
+    }
+    let mut query = String::from("t 17 16\n");
+    for v in 0..17 {
+        query += &format!("v {v} {v}\n");
+    }
+    for v in 1..17 {
+        query += &format!("e 0 {v}\n");
+    }
+    for (name, text) in [
+        ("g.csm", &graph),
+        ("g0.csm", &g0),
+        ("u.csm", &updates),
+        ("q.graph", &query),
+    ] {
+        std::fs::write(p(name), text).unwrap();
+    }
+    let j = last_json(&ok(&[
+        "match",
+        "-g",
+        &p("g.csm"),
+        "-q",
+        &p("q.graph"),
+        "--json",
+        "--unique",
+    ]));
+    assert_eq!(
+        (&j["count"], &j["overflow"], &j["unique"]),
+        (&Value::Null, &Value::Bool(true), &Value::Null),
+        "{j}"
+    );
+    let text = ok(&["match", "-g", &p("g.csm"), "-q", &p("q.graph")]);
+    assert!(text.contains("overflows 64 bits"), "{text}");
+    // G0: 2 · 20^16 embeddings; batches of 8, 8 and 4 joins: 8, 8 and 4 · 20^15 new ones
+    let out = ok(&[
+        "stream",
+        "-g",
+        &p("g0.csm"),
+        "-q",
+        &p("q.graph"),
+        "-u",
+        &p("u.csm"),
+        "-b",
+        "8",
+        "--initial-count",
+        "--json",
+    ]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (batches, summary) = lines.split_at(lines.len() - 1);
+    assert_eq!(batches.len(), 3);
+    for b in batches {
+        assert_eq!(
+            (&b["positive"], &b["overflow"]),
+            (&Value::Null, &Value::Bool(true)),
+            "{b}"
+        );
+        assert_eq!(b["negative"], 0, "{b}");
+    }
+    let s = &summary[0];
+    assert_eq!(
+        (&s["positive"], &s["overflow"]),
+        (&Value::Null, &Value::Bool(true)),
+        "{s}"
+    );
+    assert_eq!(
+        (&s["initial_count"], &s["final_count"]),
+        (&Value::Null, &Value::Null),
+        "{s}"
+    );
+}
+
 #[test]
 fn verify_all_engines_on_a_tiny_graph() {
     let dir = tempfile::tempdir().unwrap();

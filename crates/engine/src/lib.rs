@@ -13,7 +13,7 @@ pub mod apart;
 pub use apart::{EdgesApart, RoutedBatch};
 
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, InputError, LocatedUpdate, Strictness, Version};
-use csm_planner::{QueryError, QueryGraph};
+use csm_planner::{count, QueryError, QueryGraph};
 use serde::Serialize;
 
 /// Errors an engine reports to its caller.
@@ -198,8 +198,8 @@ impl<S: StaticMatcher> ContinuousMatcher for Recount<S> {
         };
         g.commit();
         let result = BatchResult {
-            positive: after - common,
-            negative: *current - common,
+            positive: count::sub(after, common),
+            negative: count::sub(*current, common),
             seconds,
             update_seconds: update_seconds + t2.elapsed().as_secs_f64(),
             skipped,

@@ -3,10 +3,11 @@
 
 use csm_graph::{BatchDelta, Edge, GraphView, VertexId};
 
+use crate::count;
 use crate::exec::{Executor, Visitor};
 use crate::plan::{DeltaPlan, Sign};
 
-/// Exact counts of one batch.
+/// Exact counts of one batch ([`crate::count`]: each saturates).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeltaCounts {
     /// |M(G') \ M(G)|
@@ -18,14 +19,14 @@ pub struct DeltaCounts {
 impl DeltaCounts {
     pub fn add(&mut self, sign: Sign, n: u64) {
         match sign {
-            Sign::Positive => self.positive += n,
-            Sign::Negative => self.negative += n,
+            Sign::Positive => self.positive = count::add(self.positive, n),
+            Sign::Negative => self.negative = count::add(self.negative, n),
         }
     }
     pub fn merge(self, o: DeltaCounts) -> DeltaCounts {
         DeltaCounts {
-            positive: self.positive + o.positive,
-            negative: self.negative + o.negative,
+            positive: count::add(self.positive, o.positive),
+            negative: count::add(self.negative, o.negative),
         }
     }
     pub fn net(&self) -> i128 {

@@ -39,6 +39,7 @@ use std::sync::Arc;
 
 use csm_graph::{GraphView, Label, Nbrs, Version, VertexId};
 
+use crate::count;
 use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, sorted_overlap, Operand};
 use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
@@ -695,7 +696,7 @@ impl Executor {
             }
             self.emb[d] = self.bufs[d][k];
             let n = self.rec::<G, V, ENUM>(g, plan, d + 1, vis, f);
-            total += n;
+            total = count::add(total, n);
             if !V::OBSERVES && n == 0 {
                 if self.fail >> d & 1 == 0 {
                     // this child fails whatever `d` binds: so do the rest
@@ -924,7 +925,8 @@ impl Executor {
     /// bindings, cut by its bounds), multiplied, minus the tuples binding
     /// two vertices of one label group to one data vertex, by
     /// inclusion–exclusion: |A||B| − |A∩B| for a pair, and for a triple
-    /// |A||B||C| − |A∩B||C| − |A∩C||B| − |B∩C||A| + 2|A∩B∩C|.
+    /// |A||B||C| − |A∩B||C| − |A∩C||B| − |B∩C||A| + 2|A∩B∩C|; t twins
+    /// (one set S) |S|·(|S| − 1)···(|S| − t + 1).
     /// Sets the failing set when it returns 0: an empty level's
     /// dependencies, or all the tail's.
     fn count_wide_tail<G: GraphView + ?Sized>(&mut self, g: &G, plan: &Plan, tail: &WideTail) -> u64 {
@@ -970,14 +972,16 @@ impl Executor {
                     };
                     size(a) * size(b) * size(c) + 2 * abc - ab * size(c) - ac * size(b) - bc * size(a)
                 }
-                _ => unreachable!("tail groups hold one to three levels"),
+                // twins (WideTail::of): one set, |S|·(|S| − 1)···(|S| − t + 1)
+                [a, ..] => (0..group.len() as u128).fold(1u128, |n, i| n.saturating_mul(size(a).saturating_sub(i))),
+                [] => unreachable!("tail groups are not empty"),
             };
-            total *= tuples;
+            total = total.saturating_mul(tuples);
             if total == 0 {
                 return 0;
             }
         }
-        u64::try_from(total).unwrap_or(u64::MAX)
+        count::from_wide(total)
     }
 
     /// Completions at depth `d = depth − 2` when the last two vertices p, q

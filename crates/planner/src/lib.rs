@@ -2,6 +2,7 @@
 //! (static and the delta queries of GCSM Eq. 1 / Fig. 2) and the generic
 //! executor that runs them over any [`csm_graph::GraphView`].
 
+pub mod count;
 pub mod delta;
 pub mod exec;
 pub mod intersect;
@@ -27,5 +28,6 @@ pub use sampled::{estimated_work, SampledOrder};
 pub use stats::GraphStats;
 pub use suffix_memo::{MemoScope, SharedSuffixMemo};
 pub use symmetry::{
-    automorphisms, break_symmetry, single_edge_restricted, single_edge_rules, SeedRule, MAX_AUTOMORPHISMS,
+    automorphism_count, automorphisms, break_symmetry, exists_automorphism, single_edge_restricted, single_edge_rules,
+    SeedRule, MAX_AUTOMORPHISMS,
 };

@@ -26,6 +26,7 @@
 
 use csm_graph::{GraphView, Label, Version};
 
+use crate::count;
 use crate::order::OrderStrategy;
 use crate::query::{QVertex, QueryGraph};
 use crate::stats::GraphStats;
@@ -209,18 +210,32 @@ impl Split {
     /// parts' product less the overlaps' counts (see above), the product
     /// taken in 128 bits, as the overlaps may bring it back under 2^64.
     /// Parts are counted in order; `None` when one counts 0 (`count` saw
-    /// it last, and nothing after it).
+    /// it last, and nothing after it). Saturated ([`crate::count`]) when a
+    /// part or an overlap is, or the result is 2^64 − 1 or more.
     pub fn completions(&self, mut count: impl FnMut(&Plan) -> u64) -> Option<u64> {
         let mut total = 1u128;
+        let mut unknown = false;
         for part in &self.parts {
             match count(part) {
                 0 => return None,
-                n => total = total.saturating_mul(u128::from(n)),
+                n => {
+                    unknown |= count::saturated(n);
+                    total = total.saturating_mul(u128::from(n));
+                }
             }
         }
         // tuples of completions that bind vertices of two parts to one data vertex
-        let overlaps: u128 = self.overlaps.iter().map(|o| u128::from(count(o))).sum();
-        Some(u64::try_from(total - overlaps).unwrap_or(u64::MAX))
+        let mut overlaps = 0u128;
+        for o in &self.overlaps {
+            let n = count(o);
+            unknown |= count::saturated(n);
+            overlaps += u128::from(n);
+        }
+        Some(if unknown {
+            count::SATURATED
+        } else {
+            count::from_wide(total - overlaps)
+        })
     }
 }
 
@@ -431,7 +446,9 @@ fn memo_level(levels: &[Level], independent_tail: bool) -> Option<usize> {
 /// The independent last levels of a plan ([`Plan::wide_tail`]): from
 /// `start` on, grouped by vertex label (injectivity binds only vertices of
 /// one label; each group has at most three levels, whose injective tuples
-/// inclusion–exclusion counts from pairwise and triple overlaps). A tail
+/// inclusion–exclusion counts from pairwise and triple overlaps, or any
+/// number of twins, whose t injective tuples from one set S number
+/// |S|·(|S| − 1)···(|S| − t + 1): a star's leaves of one label). A tail
 /// level may reuse an earlier tail level's candidates ([`Level::reuse`],
 /// e.g. twins: two same-label leaves of the same vertices); the tail's
 /// positions hold no binding while it is counted, so the reused set is the
@@ -476,12 +493,14 @@ impl WideTail {
             let within = |x: &Level, y: &Level| {
                 y.reads.iter().all(|r| x.reads.contains(r)) && y.above.iter().all(|p| x.above.contains(p))
             };
-            let nested = groups
+            let nested: Vec<(u8, u8)> = groups
                 .iter()
                 .flat_map(|g| g.iter().flat_map(move |&x| g.iter().map(move |&y| (x, y))))
                 .filter(|&(x, y)| x != y && within(&levels[x as usize], &levels[y as usize]))
                 .collect();
-            groups.iter().all(|g| g.len() <= 3).then_some(WideTail {
+            // a group of more than three levels only of twins (equal sets)
+            let twins = |g: &Vec<u8>| g.iter().all(|&x| g.iter().all(|&y| x == y || nested.contains(&(x, y))));
+            groups.iter().all(|g| g.len() <= 3 || twins(g)).then_some(WideTail {
                 start: start as u8,
                 groups,
                 nested,

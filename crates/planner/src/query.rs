@@ -152,35 +152,10 @@ impl QueryGraph {
         !self.edge_labelled || self.edges.iter().all(|e| e.2 == NO_EDGE_LABEL)
     }
 
-    /// Number of label- and edge-label-preserving automorphisms, |Aut(Q)|.
-    pub fn automorphism_count(&self) -> u64 {
-        let n = self.num_vertices();
-        let mut map = vec![usize::MAX; n];
-        let mut used = 0u32;
-        fn rec(q: &QueryGraph, k: usize, map: &mut [usize], used: &mut u32) -> u64 {
-            let n = q.num_vertices();
-            if k == n {
-                return 1;
-            }
-            let mut total = 0;
-            for t in 0..n {
-                if *used >> t & 1 == 1 || q.labels[t] != q.labels[k] || q.degree(t) != q.degree(k) {
-                    continue;
-                }
-                let ok = (0..k).all(|p| {
-                    q.has_edge(p, k) == q.has_edge(map[p], t)
-                        && (!q.has_edge(p, k) || q.edge_label(p, k) == q.edge_label(map[p], t))
-                });
-                if ok {
-                    map[k] = t;
-                    *used |= 1 << t;
-                    total += rec(q, k + 1, map, used);
-                    *used &= !(1 << t);
-                }
-            }
-            total
-        }
-        rec(self, 0, &mut map, &mut used)
+    /// Number of label- and edge-label-preserving automorphisms, |Aut(Q)|
+    /// ([`crate::symmetry::automorphism_count`]).
+    pub fn automorphism_count(&self) -> u128 {
+        crate::symmetry::automorphism_count(self)
     }
 }
 

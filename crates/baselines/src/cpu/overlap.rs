@@ -24,6 +24,7 @@ use csm_graph::{
     DynamicGraph, Edge, GraphView, HubLabelGroups, Hubs, InputError, LocatedUpdate, NewGroups, Strictness, Update,
     UpdateVersions, Version,
 };
+use csm_planner::count;
 use csm_planner::DeltaCounts;
 use rayon::prelude::*;
 
@@ -310,7 +311,7 @@ impl CpuEngine {
                         let p = &plans[i as usize];
                         c.add(
                             p.sign,
-                            w * count_split_in(&view, &p.plan, &[x, y], true, Shared::default()),
+                            count::mul(w, count_split_in(&view, &p.plan, &[x, y], true, Shared::default())),
                         );
                     }
                     (c, t.elapsed().as_secs_f64())

@@ -60,7 +60,7 @@ use std::time::Instant;
 
 use csm_engine::{EngineError, StaticMatcher};
 use csm_graph::{CsrGraph, Label};
-use csm_planner::QueryGraph;
+use csm_planner::{count, QueryGraph};
 
 pub use order::{Phase, Plan};
 pub use patterns::Pattern;
@@ -172,7 +172,7 @@ impl Geneva {
                 1
             };
             GenevaReport {
-                embeddings: unique * aut,
+                embeddings: count::from_wide(u128::from(unique).saturating_mul(aut)),
                 unique,
                 phases: plan.phases.len(),
                 pv_phases: plan.pv_phases(),

@@ -14,7 +14,7 @@
 //! the orbit of `v` under the stabiliser of `fixed` iff an automorphism with
 //! those prescribed images exists ([`exists_automorphism`]).
 
-use csm_planner::QueryGraph;
+use csm_planner::{exists_automorphism, QueryGraph};
 
 /// Restrictions `(a, b)`: an embedding must have `f(a) < f(b)`.
 /// `priority` lists the query vertices in the order they are matched, so
@@ -53,72 +53,11 @@ pub fn restrictions(q: &QueryGraph, priority: &[usize]) -> Vec<(usize, usize)> {
     }
 }
 
-/// Whether a label- and edge-label-preserving automorphism σ of `q` with
-/// σ(a) = b for every `(a, b)` in `pres` exists.
-pub fn exists_automorphism(q: &QueryGraph, pres: &[(usize, usize)]) -> bool {
-    let n = q.num_vertices();
-    let mut map = vec![usize::MAX; n];
-    let mut used = 0u32;
-    for &(a, b) in pres {
-        if map[a] != usize::MAX && map[a] != b {
-            return false;
-        }
-        if map[a] == usize::MAX && used >> b & 1 == 1 {
-            return false;
-        }
-        map[a] = b;
-        used |= 1 << b;
-    }
-    // prescribed pairs must be consistent among themselves
-    for a in 0..n {
-        if map[a] == usize::MAX {
-            continue;
-        }
-        if q.label(a) != q.label(map[a]) || q.degree(a) != q.degree(map[a]) {
-            return false;
-        }
-        for c in 0..a {
-            if map[c] != usize::MAX && !edge_ok(q, c, a, map[c], map[a]) {
-                return false;
-            }
-        }
-    }
-    fn edge_ok(q: &QueryGraph, p: usize, k: usize, mp: usize, t: usize) -> bool {
-        q.has_edge(p, k) == q.has_edge(mp, t) && (!q.has_edge(p, k) || q.edge_label(p, k) == q.edge_label(mp, t))
-    }
-    fn rec(q: &QueryGraph, k: usize, map: &mut [usize], used: &mut u32, pres: u32) -> bool {
-        let n = q.num_vertices();
-        if k == n {
-            return true;
-        }
-        if pres >> k & 1 == 1 {
-            return rec(q, k + 1, map, used, pres);
-        }
-        for t in 0..n {
-            if *used >> t & 1 == 1 || q.label(t) != q.label(k) || q.degree(t) != q.degree(k) {
-                continue;
-            }
-            if (0..n).all(|p| map[p] == usize::MAX || p == k || edge_ok(q, p, k, map[p], t)) {
-                map[k] = t;
-                *used |= 1 << t;
-                if rec(q, k + 1, map, used, pres) {
-                    return true;
-                }
-                *used &= !(1 << t);
-                map[k] = usize::MAX;
-            }
-        }
-        false
-    }
-    let pres_mask = pres.iter().fold(0u32, |m, &(a, _)| m | 1 << a);
-    rec(q, 0, &mut map, &mut used, pres_mask)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn count_with(q: &QueryGraph, r: &[(usize, usize)]) -> u64 {
+    fn count_with(q: &QueryGraph, r: &[(usize, usize)]) -> u128 {
         // embeddings of q into itself (automorphisms) that satisfy r, with the
         // identity order on vertex ids as "VIDs"
         let n = q.num_vertices();

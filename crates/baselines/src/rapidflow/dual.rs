@@ -17,7 +17,7 @@
 //! an orbit iff an automorphism with σ(a) = c, σ(b) = d exists (a small
 //! backtracking search with the two images prescribed).
 
-use csm_planner::QueryGraph;
+use csm_planner::{exists_automorphism, QueryGraph};
 
 /// One orbit of directed query edges.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,64 +58,6 @@ pub fn edge_orbits(q: &QueryGraph, dual: bool) -> Vec<EdgeOrbit> {
         out.push(EdgeOrbit { rep: (a, b), members });
     }
     out
-}
-
-/// Whether a label- and edge-label-preserving automorphism σ with
-/// σ(p) = t for every prescribed `(p, t)` exists.
-pub fn exists_automorphism(q: &QueryGraph, pres: &[(usize, usize)]) -> bool {
-    let n = q.num_vertices();
-    let mut map = vec![usize::MAX; n];
-    let mut used = 0u32;
-    for &(p, t) in pres {
-        if (map[p] != usize::MAX && map[p] != t) || (map[p] == usize::MAX && used >> t & 1 == 1) {
-            return false;
-        }
-        map[p] = t;
-        used |= 1 << t;
-    }
-    let consistent = |map: &[usize], k: usize, t: usize| {
-        q.label(k) == q.label(t)
-            && q.degree(k) == q.degree(t)
-            && (0..n).all(|p| {
-                map[p] == usize::MAX
-                    || p == k
-                    || (q.has_edge(p, k) == q.has_edge(map[p], t) && q.edge_label(p, k) == q.edge_label(map[p], t))
-            })
-    };
-    for &(p, t) in pres {
-        if !consistent(&map, p, t) {
-            return false;
-        }
-    }
-    let fixed = pres.iter().fold(0u32, |m, &(p, _)| m | 1 << p);
-    fn rec(
-        k: usize,
-        n: usize,
-        fixed: u32,
-        map: &mut [usize],
-        used: &mut u32,
-        ok: &dyn Fn(&[usize], usize, usize) -> bool,
-    ) -> bool {
-        if k == n {
-            return true;
-        }
-        if fixed >> k & 1 == 1 {
-            return rec(k + 1, n, fixed, map, used, ok);
-        }
-        for t in 0..n {
-            if *used >> t & 1 == 0 && ok(map, k, t) {
-                map[k] = t;
-                *used |= 1 << t;
-                if rec(k + 1, n, fixed, map, used, ok) {
-                    return true;
-                }
-                *used &= !(1 << t);
-                map[k] = usize::MAX;
-            }
-        }
-        false
-    }
-    rec(0, n, fixed, &mut map, &mut used, &consistent)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 use csm_engine::EdgesApart;
+use csm_planner::count;
 use serde_json::{json, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs, QueryArgs};
@@ -86,11 +87,13 @@ pub fn run(args: MatchArgs) -> Result<()> {
     watchdog.finish();
     let count = count?;
     let seconds = t0.elapsed().as_secs_f64();
-    let aut = q.query.automorphism_count().max(1);
+    // (|Aut(Q)| only when asked: a search per pair of query vertices)
+    let aut = if args.unique { q.query.automorphism_count() } else { 1 };
+    let unique = u64::try_from(u128::from(count) / aut).expect("a quotient of a u64");
     let reached = args.limit.is_some_and(|n| count >= n);
     if args.json {
         let mut o = head;
-        o["count"] = json!(count);
+        o["count"] = output::count_json(count);
         o["seconds"] = json!(seconds);
         o["load_seconds"] = json!(g.seconds);
         o["keep_seconds"] = json!(keep_seconds);
@@ -100,18 +103,29 @@ pub fn run(args: MatchArgs) -> Result<()> {
             o["limit_reached"] = json!(reached);
         }
         if args.unique {
-            o["unique"] = json!(count / aut);
-            o["automorphisms"] = json!(aut);
+            o["unique"] = output::count_json(count)
+                .as_u64()
+                .map_or(Value::Null, |_| json!(unique));
+            // (a number past 2^64 as its digits: JSON numbers stop there)
+            o["automorphisms"] = u64::try_from(aut).map_or_else(|_| json!(aut.to_string()), |a| json!(a));
+        }
+        if let Value::Object(m) = &mut o {
+            output::mark_overflow(m, &[count]);
         }
         output::json_line(&o);
     } else {
         if reached {
             println!("count   {count}  (limit reached: at least this many)");
         } else {
-            println!("count   {count}");
+            let text = if count::saturated(count) {
+                output::count_text(count)
+            } else {
+                count.to_string()
+            };
+            println!("count   {text}");
         }
-        if args.unique {
-            println!("unique  {}  (|Aut(Q)| = {aut})", count / aut);
+        if args.unique && !count::saturated(count) {
+            println!("unique  {unique}  (|Aut(Q)| = {aut})");
         }
         println!(
             "engine  {} ({} s matching, {} s loading)",

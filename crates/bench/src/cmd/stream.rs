@@ -7,7 +7,7 @@ use clap::Args;
 use csm_baselines::registry::{self, EngineOptions};
 use csm_engine::{past, Batch, BatchResult, ContinuousMatcher, FIRST_TIMED_RUN};
 use csm_graph::{GraphData, LocatedUpdate, Strictness};
-use csm_planner::QueryGraph;
+use csm_planner::{count, QueryGraph};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -70,8 +70,8 @@ impl Totals {
     pub fn add(&mut self, updates: usize, r: &BatchResult) {
         self.batches += 1;
         self.updates += updates;
-        self.positive += r.positive;
-        self.negative += r.negative;
+        self.positive = count::add(self.positive, r.positive);
+        self.negative = count::add(self.negative, r.negative);
         self.seconds += r.seconds;
         self.update_seconds += r.update_seconds;
         self.skipped += r.skipped;
@@ -208,8 +208,8 @@ impl SummaryMeta {
             "batch_size": self.batch_size,
             "batches": t.batches,
             "updates": t.updates,
-            "positive": t.positive,
-            "negative": t.negative,
+            "positive": output::count_json(t.positive),
+            "negative": output::count_json(t.negative),
             "seconds": t.seconds,
             "update_seconds": t.update_seconds,
             "skipped": t.skipped,
@@ -228,8 +228,9 @@ pub fn batch_json(index: usize, chunk: &[LocatedUpdate], r: &BatchResult) -> Val
     o.insert("batch".into(), json!(index));
     o.insert("first_line".into(), json!(chunk.first().map_or(0, |u| u.line)));
     o.insert("updates".into(), json!(chunk.len()));
-    o.insert("positive".into(), json!(r.positive));
-    o.insert("negative".into(), json!(r.negative));
+    o.insert("positive".into(), output::count_json(r.positive));
+    o.insert("negative".into(), output::count_json(r.negative));
+    output::mark_overflow(&mut o, &[r.positive, r.negative]);
     o.insert("seconds".into(), json!(r.seconds));
     o.insert("update_seconds".into(), json!(r.update_seconds));
     o.insert("skipped".into(), json!(r.skipped));
@@ -301,8 +302,8 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
                 println!(
                     "time limit of {limit} s reached during batch {}: +{} / -{} matches in the {} batches before it",
                     t.batches,
-                    output::group(t.positive),
-                    output::group(t.negative),
+                    output::count_text(t.positive),
+                    output::count_text(t.negative),
                     t.batches
                 );
             }
@@ -328,13 +329,23 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     watchdog.finish();
     pb.finish_and_clear();
     let totals = totals?;
-    let final_count = initial.map(|c| (c + totals.positive).checked_sub(totals.negative));
+    // (unknown when a count overflowed 64 bits)
+    let overflow = [totals.positive, totals.negative]
+        .into_iter()
+        .chain(initial)
+        .any(count::saturated);
+    let final_count = initial
+        .filter(|_| !overflow)
+        .map(|c| count::add(c, totals.positive).checked_sub(totals.negative));
 
     if json {
         let mut o = meta.json(&totals);
         if let Some(c) = initial {
-            o["initial_count"] = json!(c);
+            o["initial_count"] = output::count_json(c);
             o["final_count"] = json!(final_count.flatten());
+        }
+        if let Value::Object(m) = &mut o {
+            output::mark_overflow(m, &[totals.positive, totals.negative, initial.unwrap_or(0)]);
         }
         output::json_line(&o);
     } else {
@@ -349,15 +360,15 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         );
         let mut t = output::Table::new(["", "value"]);
         if let Some(c) = initial {
-            t.row(["initial count |M(G0)|".to_string(), output::group(c)]);
+            t.row(["initial count |M(G0)|".to_string(), output::count_text(c)]);
         }
         t.row([
             "positive (new matches)".to_string(),
-            format!("+{}", output::group(totals.positive)),
+            format!("+{}", output::count_text(totals.positive)),
         ]);
         t.row([
             "negative (lost matches)".to_string(),
-            format!("-{}", output::group(totals.negative)),
+            format!("-{}", output::count_text(totals.negative)),
         ]);
         if let Some(Some(c)) = final_count {
             t.row(["final count".to_string(), output::group(c)]);

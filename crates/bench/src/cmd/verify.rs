@@ -9,6 +9,7 @@ use clap::Args;
 use csm_baselines::registry::{self, ENGINES};
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError};
 use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
+use csm_planner::count;
 use serde_json::json;
 
 use crate::cmd::stream::EACH_RUN;
@@ -227,8 +228,8 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         }
         for (k, rs) in &results {
             for r in rs {
-                sums[*k].0 += r.positive;
-                sums[*k].1 += r.negative;
+                sums[*k].0 = count::add(sums[*k].0, r.positive);
+                sums[*k].1 = count::add(sums[*k].1, r.negative);
             }
         }
         for k in dropped.into_iter().rev() {
@@ -248,7 +249,9 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         if let Some(c) = supported(eng.count(&csr1, &q.query), rname, &mut skipped)? {
             final_count = Some(c);
             for ((n, _), &(p, m)) in engines.iter().zip(&sums) {
-                if (base + p).checked_sub(m) != Some(c) {
+                if [base, p, m, c].into_iter().any(count::saturated) {
+                    eprintln!("note: a count overflowed 64 bits: the final count of {n} is not checked");
+                } else if (base + p).checked_sub(m) != Some(c) {
                     bail!(
                         "{n}: |M(G0)| + positive - negative = {base} + {p} - {m}, but {rname} counts {c} on the final graph"
                     );
@@ -288,7 +291,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 _ => "-".into(),
             };
             let secs = output::secs(wall.get(n).copied().unwrap_or(0.0));
-            t.row([n.clone(), c.to_string(), p, m, f, secs]);
+            t.row([n.clone(), output::count_text(*c), p, m, f, secs]);
         }
         print!("{}", t.render());
         let streamed = if w.updates.is_empty() {
@@ -305,5 +308,10 @@ pub fn run(args: VerifyArgs) -> Result<()> {
 }
 
 fn statics_json(statics: &[(String, u64)]) -> serde_json::Value {
-    serde_json::Value::Object(statics.iter().map(|(n, c)| (n.clone(), json!(c))).collect())
+    serde_json::Value::Object(
+        statics
+            .iter()
+            .map(|(n, c)| (n.clone(), output::count_json(*c)))
+            .collect(),
+    )
 }

@@ -1,0 +1,194 @@
+//! Counts past 64 bits saturate ([`csm_planner::count`]) instead of
+//! wrapping: on stars whose embeddings have a closed form, the `cpu`
+//! engines give the exact count below 2^64 − 1 and the saturated count at
+//! or above it, statically and per batch.
+
+mod common;
+
+use common::located;
+use csm_baselines::registry::{continuous_engine, static_engine, EngineOptions};
+use std::sync::Arc;
+
+use csm_engine::Batch;
+use csm_graph::{CsrGraph, Edge, GraphData, Strictness, Update, VertexId};
+use csm_planner::count::SATURATED;
+use csm_planner::{CostOrder, GcsmOrder, OrderStrategy, QueryGraph};
+use proptest::prelude::*;
+
+/// Centers `0..c` (label 0), then `m[l - 1]` leaves of each label `l ≥ 1`,
+/// every leaf joined to every center, then `h` handles of the next label,
+/// each joined to every center.
+fn stars(c: u32, m: &[u32], h: u32) -> GraphData {
+    let mut labels = vec![0; c as usize];
+    let mut edges = Vec::new();
+    let counts = m.iter().chain(std::iter::once(&h));
+    for (i, &n) in counts.enumerate() {
+        for _ in 0..n {
+            let leaf = labels.len() as VertexId;
+            labels.push(i as u32 + 1);
+            edges.extend((0..c).map(|x| Edge::new(x, leaf, 0)));
+        }
+    }
+    GraphData {
+        labels,
+        edges,
+        edge_labelled: false,
+    }
+}
+
+/// A star: a center of label 0 and one leaf per entry of `leaves` (labels),
+/// and with `handle`, one more leaf of that label (matched by the handles:
+/// counts then sum the stars of several centers below one binding).
+fn star_query(leaves: &[u32], handle: Option<u32>) -> QueryGraph {
+    let labels: Vec<_> = std::iter::once(0).chain(leaves.iter().copied()).chain(handle).collect();
+    let edges: Vec<_> = (1..labels.len()).map(|i| (0, i, 0)).collect();
+    QueryGraph::new(labels, &edges, false).expect("a star is a valid query")
+}
+
+/// Embeddings of the star at one center: leaves of each label map
+/// injectively to that label's leaves (a falling factorial per label).
+fn per_center(m: &[u32], leaves: &[u32]) -> u128 {
+    let mut total = 1u128;
+    for (i, &n) in m.iter().enumerate() {
+        let k = leaves.iter().filter(|&&l| l == i as u32 + 1).count() as u128;
+        for j in 0..k {
+            total = total.saturating_mul(u128::from(n).saturating_sub(j));
+        }
+    }
+    total
+}
+
+/// What an engine must report for a true count of `n`.
+fn as_count(n: u128) -> u64 {
+    u64::try_from(n).ok().filter(|&c| c != SATURATED).unwrap_or(SATURATED)
+}
+
+/// The engines' options: `order` 0 the default (sampled), 1 cost, 2 GCSM's.
+fn opts(threads: usize, order: u8) -> EngineOptions {
+    let order: Arc<dyn OrderStrategy> = match order {
+        0 => EngineOptions::default().order,
+        1 => Arc::new(CostOrder),
+        _ => Arc::new(GcsmOrder),
+    };
+    EngineOptions {
+        threads,
+        order,
+        ..EngineOptions::default()
+    }
+}
+
+/// Per-label leaf counts (2-60) for `labels` labels, and a star of 6-24
+/// leaves using each label at most five times (so that counting, not
+/// listing, finds them: a label group of a wide tail, whose leaves are
+/// twins, or a part of a split). About a quarter of the cases have 2^64
+/// embeddings or more.
+fn case() -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
+    (1usize..=16).prop_flat_map(|labels| {
+        (
+            proptest::collection::vec(2u32..=60, labels),
+            proptest::collection::vec(1u32..=labels as u32, 6..=24),
+        )
+            .prop_map(|(m, mut leaves)| {
+                leaves.sort_unstable();
+                // at most five leaves per label
+                let mut kept: Vec<u32> = Vec::new();
+                for l in leaves {
+                    if kept.iter().filter(|&&x| x == l).count() < 5 {
+                        kept.push(l);
+                    }
+                }
+                (m, kept)
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Static counts: exact below 2^64 − 1, saturated from it on.
+    #[test]
+    fn static_counts_saturate(
+        (m, leaves) in case(),
+        c in 1u32..=3,
+        h in 0u32..=3,
+        threads in 1usize..=2,
+        order in 0u8..=2,
+    ) {
+        let handle = (h > 0).then_some(m.len() as u32 + 1);
+        let q = star_query(&leaves, handle);
+        let want = as_count(u128::from(c) * u128::from(h.max(1)) * per_center(&m, &leaves));
+        let csr = CsrGraph::from_data(&stars(c, &m, h)).unwrap();
+        for name in ["cpu", "cpu-nosym"] {
+            let got = static_engine(name, &opts(threads, order)).unwrap().count(&csr, &q).unwrap();
+            prop_assert_eq!(got, want, "{} on m = {:?}, leaves = {:?}, c = {}, h = {}", name, m, leaves, c, h);
+        }
+    }
+
+    /// A batch joining center 0 to every leaf of label 1 adds the star's
+    /// embeddings at that center; deleting those edges again removes them.
+    #[test]
+    fn batch_counts_saturate(
+        (m, leaves) in case(),
+        c in 1u32..=2,
+        h in 0u32..=2,
+        threads in 1usize..=2,
+        order in 0u8..=2,
+    ) {
+        prop_assume!(leaves.contains(&1));
+        let handle = (h > 0).then_some(m.len() as u32 + 1);
+        let q = star_query(&leaves, handle);
+        let want = as_count(u128::from(h.max(1)) * per_center(&m, &leaves));
+        let mut g = stars(c, &m, h);
+        let joins: Vec<Edge> = g
+            .edges
+            .iter()
+            .filter(|e| e.u == 0 && g.labels[e.v as usize] == 1)
+            .copied()
+            .collect();
+        g.edges.retain(|e| !joins.contains(e));
+        for name in ["cpu", "cpu-whole"] {
+            let mut eng = continuous_engine(name, &opts(threads, order)).unwrap();
+            eng.init(&g, &q).unwrap();
+            for insert in [true, false] {
+                let batch = located(joins.iter().map(|&e| if insert { Update::AddEdge(e) } else { Update::RemoveEdge(e) }));
+                let r = eng
+                    .process(Batch { updates: &batch, source: "joins", strictness: Strictness::Strict })
+                    .unwrap();
+                let (pos, neg) = if insert { (want, 0) } else { (0, want) };
+                prop_assert_eq!((r.positive, r.negative), (pos, neg), "{} on m = {:?}, leaves = {:?}", name, m, leaves);
+            }
+        }
+    }
+}
+
+/// The star of the brief's example: 16 leaves of distinct labels, 20
+/// leaves of each label: 20^16 ≈ 6.6 · 10^20 embeddings, once wrapped to a
+/// wrong 64-bit number.
+#[test]
+fn a_star_of_sixteen_labels_saturates() {
+    let m = vec![20; 16];
+    let leaves: Vec<u32> = (1..=16).collect();
+    let csr = CsrGraph::from_data(&stars(1, &m, 0)).unwrap();
+    let got = static_engine("cpu", &opts(1, 0))
+        .unwrap()
+        .count(&csr, &star_query(&leaves, None))
+        .unwrap();
+    assert_eq!(got, SATURATED);
+    // three centers: three saturated counts summed
+    let csr = CsrGraph::from_data(&stars(3, &m, 0)).unwrap();
+    for threads in [1, 2] {
+        let got = static_engine("cpu", &opts(threads, 0))
+            .unwrap()
+            .count(&csr, &star_query(&leaves, None))
+            .unwrap();
+        assert_eq!(got, SATURATED, "{threads} threads");
+    }
+    // one leaf fewer: 20^15 ≈ 3.3 · 10^19, still past 2^64; 14: exact
+    let m14 = vec![20; 14];
+    let csr = CsrGraph::from_data(&stars(1, &m14, 0)).unwrap();
+    let got = static_engine("cpu", &opts(1, 0))
+        .unwrap()
+        .count(&csr, &star_query(&leaves[..14], None))
+        .unwrap();
+    assert_eq!(got, 20u64.pow(14));
+}
