@@ -30,58 +30,58 @@ pub struct SeedRule {
 }
 
 /// All label- and edge-label-preserving automorphisms of `q`, or `None` when
-/// there are more than `limit`.
+/// there are more than `limit`; in lexicographic order of their images
+/// (`σ(0)`, then `σ(1)`, …).
 pub fn automorphisms(q: &QueryGraph, limit: usize) -> Option<Vec<Vec<QVertex>>> {
     let n = q.num_vertices();
     let mut out = Vec::new();
-    let mut map = vec![usize::MAX; n];
-    fn rec(q: &QueryGraph, k: usize, map: &mut [usize], used: u32, out: &mut Vec<Vec<QVertex>>, limit: usize) -> bool {
-        let n = q.num_vertices();
-        if k == n {
-            out.push(map.to_vec());
-            return out.len() <= limit;
-        }
-        for t in 0..n {
-            if used >> t & 1 == 1 || q.label(t) != q.label(k) || q.degree(t) != q.degree(k) {
-                continue;
-            }
-            let ok = (0..k)
-                .all(|p| q.has_edge(p, k) == q.has_edge(map[p], t) && q.edge_label(p, k) == q.edge_label(map[p], t));
-            if ok {
-                map[k] = t;
-                if !rec(q, k + 1, map, used | 1 << t, out, limit) {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-    rec(q, 0, &mut map, 0, &mut out, limit).then_some(out)
+    let all = search(q, &[], &mut |map| {
+        out.push(map[..n].to_vec());
+        out.len() <= limit
+    });
+    all.then(|| {
+        out.sort_unstable();
+        out
+    })
 }
 
 /// Whether a label- and edge-label-preserving automorphism σ of `q` with
 /// σ(a) = b for every `(a, b)` in `pres` exists (orbits under a stabiliser
 /// without enumerating the group: `t` is in the orbit of `v` under the
 /// stabiliser of `fixed` iff one exists with `fixed` and `(v, t)`).
-///
-/// A search that stops at the first automorphism. It extends the mapped
-/// vertices by the unmapped one with the most mapped neighbours (ties: the
-/// higher degree), so that a query edge to a mapped vertex constrains each
-/// choice; a star's leaves then map in one pass, where a search in id order
-/// over the whole group took 12! steps for a star of 12 leaves.
 pub fn exists_automorphism(q: &QueryGraph, pres: &[(QVertex, QVertex)]) -> bool {
+    let mut any = false;
+    search(q, pres, &mut |_| {
+        any = true;
+        false
+    });
+    any
+}
+
+/// Calls `found` with every label- and edge-label-preserving automorphism
+/// of `q` that maps `a` to `b` for each `(a, b)` in `pres` (as a map of
+/// `q`'s vertices), until it returns false; returns false when stopped.
+///
+/// The search extends the mapped vertices by the unmapped one with the
+/// most mapped neighbours (ties: the higher degree), so that the query
+/// edges to mapped vertices constrain each choice. In vertex-id order a
+/// 32-vertex cubic query with scrambled ids did not finish in a minute
+/// (each vertex's image was checked only against lower ids, often none of
+/// its neighbours), and a star of 12 same-label leaves took 12! steps to
+/// count.
+fn search(q: &QueryGraph, pres: &[(QVertex, QVertex)], found: &mut dyn FnMut(&[usize]) -> bool) -> bool {
     let n = q.num_vertices();
     let mut map = [usize::MAX; MAX_QUERY_VERTICES];
     let mut used = 0u32;
     for &(a, b) in pres {
         if map[a] != usize::MAX {
             if map[a] != b {
-                return false;
+                return true;
             }
             continue;
         }
         if used >> b & 1 == 1 {
-            return false;
+            return true;
         }
         map[a] = b;
         used |= 1 << b;
@@ -93,7 +93,7 @@ pub fn exists_automorphism(q: &QueryGraph, pres: &[(QVertex, QVertex)]) -> bool 
             && (0..n).all(|p| map[p] == usize::MAX || p == k || q.edge_label(p, k) == q.edge_label(map[p], t))
     };
     if !(0..n).all(|a| map[a] == usize::MAX || fits(&map, a, map[a])) {
-        return false;
+        return true;
     }
     let mut order = Vec::with_capacity(n);
     let mut placed = pres.iter().fold(0u32, |m, &(a, _)| m | 1 << a);
@@ -105,30 +105,31 @@ pub fn exists_automorphism(q: &QueryGraph, pres: &[(QVertex, QVertex)]) -> bool 
         order.push(next);
         placed |= 1 << next;
     }
-    fn rec(
-        order: &[QVertex],
+    struct Search<'a> {
         n: usize,
-        map: &mut [usize],
-        used: &mut u32,
-        fits: &dyn Fn(&[usize], QVertex, QVertex) -> bool,
-    ) -> bool {
+        fits: &'a dyn Fn(&[usize], QVertex, QVertex) -> bool,
+        found: &'a mut dyn FnMut(&[usize]) -> bool,
+    }
+    fn rec(s: &mut Search<'_>, order: &[QVertex], map: &mut [usize], used: &mut u32) -> bool {
         let Some((&k, rest)) = order.split_first() else {
-            return true;
+            return (s.found)(map);
         };
-        for t in 0..n {
-            if *used >> t & 1 == 0 && fits(map, k, t) {
+        for t in 0..s.n {
+            if *used >> t & 1 == 0 && (s.fits)(map, k, t) {
                 map[k] = t;
                 *used |= 1 << t;
-                if rec(rest, n, map, used, fits) {
-                    return true;
-                }
+                let go_on = rec(s, rest, map, used);
                 *used &= !(1 << t);
                 map[k] = usize::MAX;
+                if !go_on {
+                    return false;
+                }
             }
         }
-        false
+        true
     }
-    rec(&order, n, &mut map, &mut used, &fits)
+    let mut s = Search { n, fits: &fits, found };
+    rec(&mut s, &order, &mut map, &mut used)
 }
 
 /// |Aut(Q)|, labels and edge labels kept, by the orbit–stabiliser theorem:

@@ -2,7 +2,7 @@
 //! with prescribed images, against every permutation of small queries and
 //! against closed forms (stars, cliques, cycles) up to 32 vertices.
 
-use csm_planner::{automorphism_count, exists_automorphism, QueryGraph};
+use csm_planner::{automorphism_count, automorphisms, exists_automorphism, QueryGraph};
 use proptest::prelude::*;
 
 /// Every permutation of `0..n` that keeps `q`'s vertex labels, edges and
@@ -76,6 +76,16 @@ proptest! {
         prop_assert_eq!(automorphism_count(&q), brute_force(&q).len() as u128, "{:?}", q);
     }
 
+    /// The listed group is those permutations, in lexicographic order, or
+    /// `None` past its limit.
+    #[test]
+    fn the_listed_group_is_the_permutations_that_keep_the_query(q in query(), limit in 1usize..50) {
+        let mut want = brute_force(&q);
+        want.sort_unstable();
+        let want = (want.len() <= limit).then_some(want);
+        prop_assert_eq!(automorphisms(&q, limit), want, "{:?}", q);
+    }
+
     /// One or two prescribed images: an automorphism exists exactly when a
     /// permutation that keeps the query has them.
     #[test]
@@ -106,9 +116,25 @@ fn closed_forms_up_to_thirty_two_vertices() {
         let clique = QueryGraph::new(vec![0; n], &clique, false).unwrap();
         assert_eq!(automorphism_count(&clique), factorial(n as u128), "clique of {n}");
     }
+    // a cubic query of 32 vertices with scrambled ids: listing its group in
+    // id order did not end (each image was checked against lower ids only)
+    let cubic = scrambled_cubic();
+    assert_eq!(
+        automorphisms(&cubic, 1000).map(|a| a.len() as u128),
+        Some(automorphism_count(&cubic))
+    );
     // two labels of leaves: 20 of one, 11 of the other
     let star: Vec<_> = (1..32).map(|v| (0, v, 0)).collect();
     let labels: Vec<u32> = (0..32).map(|v| u32::from(v > 20)).collect();
     let star = QueryGraph::new(labels, &star, false).unwrap();
     assert_eq!(automorphism_count(&star), factorial(20) * factorial(11));
+}
+
+/// A connected 3-regular query on 32 vertices (a 32-cycle with chords
+/// `i – i + 16` and ids scrambled by multiplying by 13 mod 32).
+fn scrambled_cubic() -> QueryGraph {
+    let id = |v: usize| v * 13 % 32;
+    let mut edges: Vec<_> = (0..32).map(|v| (id(v), id((v + 1) % 32), 0)).collect();
+    edges.extend((0..16).map(|v| (id(v), id(v + 16), 0)));
+    QueryGraph::new(vec![0; 32], &edges, false).unwrap()
 }
