@@ -24,6 +24,8 @@
 //! embedding is then counted exactly once and the spurious pairs never arise;
 //! summed, the two terms still equal Eq. (1)'s net.
 
+use std::sync::Arc;
+
 use csm_graph::{GraphView, Label, Version};
 
 use crate::count;
@@ -149,8 +151,11 @@ pub struct Plan {
     /// The levels from some depth on fall apart into parts ([`Split`]): a
     /// counting run multiplies the parts' counts there (less the counts of
     /// their overlaps when parts share labels) instead of enumerating
-    /// their product.
-    pub split: Option<Box<Split>>,
+    /// their product. Shared between clones: a plan restricted by symmetry
+    /// rules ([`crate::break_symmetry`]) keeps its split or drops it, never
+    /// changes it, and copying the split's merged plans was half of a
+    /// dense 32-vertex query's set-up.
+    pub split: Option<Arc<Split>>,
     /// Per depth d (0 to the plan's depth): the positions below d whose
     /// bindings the completions of a node at depth d depend on: what the
     /// levels from d on read, compare with ([`Level::above`]), reuse and
@@ -802,7 +807,7 @@ fn split_plan(
                 split_plan(q, defer_leaf(q, sub, at), at + 1, how, versions, skip)
             })
             .collect();
-        plan.split = Some(Box::new(Split {
+        plan.split = Some(Arc::new(Split {
             at: at as u8,
             parts,
             overlaps,
