@@ -103,14 +103,16 @@ pub fn run(args: MatchArgs) -> Result<()> {
             o["limit_reached"] = json!(reached);
         }
         if args.unique {
-            o["unique"] = output::count_json(count)
-                .as_u64()
-                .map_or(Value::Null, |_| json!(unique));
+            o["unique"] = if count::saturated(count) {
+                Value::Null
+            } else {
+                json!(unique)
+            };
             // (a number past 2^64 as its digits: JSON numbers stop there)
             o["automorphisms"] = u64::try_from(aut).map_or_else(|_| json!(aut.to_string()), |a| json!(a));
         }
-        if let Value::Object(m) = &mut o {
-            output::mark_overflow(m, &[count]);
+        if count::saturated(count) {
+            o["overflow"] = json!(true);
         }
         output::json_line(&o);
     } else {

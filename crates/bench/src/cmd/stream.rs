@@ -344,8 +344,8 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
             o["initial_count"] = output::count_json(c);
             o["final_count"] = json!(final_count.flatten());
         }
-        if let Value::Object(m) = &mut o {
-            output::mark_overflow(m, &[totals.positive, totals.negative, initial.unwrap_or(0)]);
+        if overflow {
+            o["overflow"] = json!(true);
         }
         output::json_line(&o);
     } else {
