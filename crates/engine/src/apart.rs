@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use csm_graph::{compact, CsrGraph, DynamicGraph, EdgeFilter, GraphData, InputError, OtherEdges, Routed, ABSENT};
+use csm_graph::{
+    compact, CsrGraph, DynamicGraph, EdgeFilter, GraphData, InputError, OtherEdges, Routed, WholeGraph, ABSENT,
+};
 use csm_planner::QueryGraph;
 
 use crate::{Batch, BatchResult, EngineError};
@@ -94,6 +96,12 @@ impl EdgesApart {
             q.edges().iter().map(|&(a, b, el)| (ql[a], ql[b], el)),
             q.edge_labelled(),
         )
+    }
+
+    /// The whole graph, `g` (the kept edges) and the edges held here, as
+    /// a batch's validation sees it ([`crate::relabel_phases`]).
+    pub fn whole<'a>(&'a self, g: &'a DynamicGraph) -> WholeGraph<'a> {
+        self.edges.with(g)
     }
 
     /// Edges kept apart.

@@ -6,11 +6,15 @@
 //!   counting G, G' and the common graph G ∩ G' (M(G ∩ G') = M(G) ∩ M(G')).
 //! * [`apart`]: [`EdgesApart`], for engines that keep the edges a query
 //!   cannot use out of the graph they match on.
+//! * [`phased`]: batches that re-add a vertex under another label, as two
+//!   batches every engine can stage.
 
 use std::time::Instant;
 
 pub mod apart;
 pub use apart::{EdgesApart, RoutedBatch};
+pub mod phased;
+pub use phased::{process_phases, relabel_phases};
 
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, InputError, LocatedUpdate, Strictness, Version};
 use csm_planner::{count, QueryError, QueryGraph};
@@ -174,6 +178,15 @@ impl<S: StaticMatcher> ContinuousMatcher for Recount<S> {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        if let Some(phases) = self
+            .state
+            .as_ref()
+            .map(|st| relabel_phases(&st.0, batch))
+            .transpose()?
+            .flatten()
+        {
+            return process_phases(self, batch, phases);
+        }
         let (g, q, current) = self
             .state
             .as_mut()

@@ -18,7 +18,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use csm_engine::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher};
+use csm_engine::{
+    process_phases, relabel_phases, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
+};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{labels_plans_skip, static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
 use serde_json::{json, Map, Value};
@@ -577,6 +579,17 @@ impl ContinuousMatcher for GpuEngine {
     /// With edges kept apart, the host graph's part of the batch is matched
     /// and the rest goes to the set.
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let phases = {
+            let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+            match (inner.state.as_ref(), self.apart.as_ref()) {
+                (Some(st), Some(apart)) => relabel_phases(&apart.whole(&st.graph), batch)?,
+                (Some(st), None) => relabel_phases(&st.graph, batch)?,
+                (None, _) => None,
+            }
+        };
+        if let Some(phases) = phases {
+            return process_phases(self, batch, phases);
+        }
         let Some(apart) = self.apart.as_ref() else {
             return self.process_graph(batch);
         };

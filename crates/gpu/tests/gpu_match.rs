@@ -217,6 +217,68 @@ fn vertices_of_a_new_label_match_cpu() {
     }
 }
 
+/// Batches that remove vertices and add them again under another label
+/// (processed in two phases, `csm_engine::phased`), and one that sends a
+/// vertex away under another label and back under its own with its edges:
+/// every variant, with and without edges kept apart, against the CPU
+/// engine (checked against brute force by the baselines' `relabel_batches`).
+#[test]
+fn vertices_relabelled_in_a_batch_match_cpu() {
+    use csm_graph::{Edge, Update};
+    let g0 = er_graph(150, 1200, 3, None, 45);
+    let located = |updates: Vec<Update>| -> Vec<LocatedUpdate> {
+        updates
+            .into_iter()
+            .enumerate()
+            .map(|(i, update)| LocatedUpdate { line: i + 1, update })
+            .collect()
+    };
+    let mut relabel = Vec::new();
+    for (k, x) in [5u32, 17, 40].into_iter().enumerate() {
+        let label = (g0.labels[x as usize] + 1) % 3;
+        relabel.push(Update::RemoveVertex { id: x, label: None });
+        relabel.push(Update::AddVertex { id: x, label });
+        relabel.extend((0..25u32).map(|i| Update::AddEdge(Edge::new(x, 60 + (i * 3 + k as u32) % 90, 0))));
+    }
+    let x = 9u32;
+    let own = g0.labels[x as usize];
+    let mut round_trip = vec![
+        Update::RemoveVertex {
+            id: x,
+            label: Some(own),
+        },
+        Update::AddVertex {
+            id: x,
+            label: (own + 2) % 3,
+        },
+        Update::AddEdge(Edge::new(x, 100, 0)),
+        Update::RemoveVertex { id: x, label: None },
+        Update::AddVertex { id: x, label: own },
+    ];
+    round_trip.extend(
+        g0.edges
+            .iter()
+            .filter(|e| e.u == x || e.v == x)
+            .skip(1)
+            .map(|e| Update::AddEdge(Edge::new(e.u, e.v, 0))),
+    );
+    let batches = vec![located(relabel), located(round_trip)];
+    for q in [query("triangle", &[0, 1]), query("diamond", &[1, 2])] {
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
+        for (v, budget) in variants() {
+            for whole in [false, true] {
+                let Some(e) = engine_or_skip(v, budget) else {
+                    return;
+                };
+                let mut e = if whole { e.without_edge_filter() } else { e };
+                let what = format!("relabel/{}{}", v.name(), if whole { "/whole" } else { "" });
+                check_engine(&mut e, &g0, &q, &batches, &want, &what);
+            }
+        }
+    }
+}
+
 /// Edges of label triples the query lacks are kept out of the host graph
 /// (`EdgesApart`): every variant, with and without it, against the CPU
 /// engine on the whole graph, over batches that mix updates of kept and

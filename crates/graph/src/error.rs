@@ -36,7 +36,10 @@ pub enum ErrorKind {
     },
     #[error("self-loop on vertex {0}")]
     SelfLoop(VertexId),
-    #[error("vertex {0} is removed and re-added in one batch; split the batch")]
+    #[error(
+        "vertex {0} is removed and re-added under another label in one batch, which one staged batch cannot \
+         hold (split the batch)"
+    )]
     VertexReAdded(VertexId),
     #[error("could not detect the file format: {0}")]
     UnknownFormat(String),

@@ -11,10 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use csm_engine::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher};
+use csm_engine::{
+    process_phases, relabel_phases, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
+};
 use csm_graph::{
     BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs, Label,
-    LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
+    LocatedUpdate, NewGroups, Phases, Staging, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
     delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted, DeltaCounts, DeltaPlan,
@@ -933,6 +935,9 @@ impl ContinuousMatcher for CpuEngine {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        if let Some(phases) = self.relabel_phases(batch)? {
+            return process_phases(self, batch, phases);
+        }
         if self.apart.is_some() {
             return self.process_split(batch);
         }
@@ -954,6 +959,18 @@ impl ContinuousMatcher for CpuEngine {
 }
 
 impl CpuEngine {
+    /// [`csm_engine::relabel_phases`] on the whole graph (the registered one
+    /// and the edges kept apart).
+    fn relabel_phases(&self, batch: Batch<'_>) -> Result<Option<(Phases, f64)>, EngineError> {
+        let Some((g, ..)) = self.state.as_ref() else {
+            return Ok(None);
+        };
+        match &self.apart {
+            Some(apart) => relabel_phases(&apart.whole(g), batch),
+            None => relabel_phases(g, batch),
+        }
+    }
+
     /// One batch on the registered graph (all of it, or the part that goes
     /// to the graph when edges are kept apart).
     fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {

@@ -40,7 +40,7 @@ pub mod search;
 use std::sync::Arc;
 use std::time::Instant;
 
-use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_engine::{process_phases, relabel_phases, Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Label, VertexId};
 use csm_planner::QueryGraph;
 use rayon::prelude::*;
@@ -220,6 +220,15 @@ impl ContinuousMatcher for RapidFlow {
     }
 
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        if let Some(phases) = self
+            .state
+            .as_ref()
+            .map(|st| relabel_phases(&st.graph, batch))
+            .transpose()?
+            .flatten()
+        {
+            return process_phases(self, batch, phases);
+        }
         let st = self
             .state
             .as_mut()

@@ -112,8 +112,8 @@ pub fn random_query(rng: &mut ChaCha8Rng, k: usize, extra: f64, vlabels: u32, el
 }
 
 /// A random valid batch: inserts, deletes, cancelling pairs, relabels
-/// (delete + insert with another edge label), new vertices with edges, and
-/// vertex removals.
+/// (delete + insert with another edge label), new vertices with edges,
+/// vertex removals, and vertices removed and re-added (under any label).
 pub fn random_batch(
     rng: &mut ChaCha8Rng,
     m: &mut Model,
@@ -132,9 +132,30 @@ pub fn random_batch(
     for _ in 0..len {
         let vs: Vec<VertexId> = m.labels.keys().copied().collect();
         let r: f64 = rng.random();
+        // vertices this batch removed that are absent now
+        let removed: Vec<VertexId> = out
+            .iter()
+            .filter_map(|u: &LocatedUpdate| match u.update {
+                Update::RemoveVertex { id, .. } if !m.labels.contains_key(&id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        if allow_vertex_ops && r < 0.08 && !removed.is_empty() && rng.random_bool(0.7) {
+            // re-added, under its old label or another one (then the batch
+            // goes to the engines in two phases)
+            let id = removed[rng.random_range(0..removed.len())];
+            push(
+                m,
+                Update::AddVertex {
+                    id,
+                    label: rng.random_range(0..vlabels),
+                },
+                &mut out,
+            );
+            continue;
+        }
         if allow_vertex_ops && r < 0.08 {
-            // fresh ids only: the store rejects re-adding a vertex removed in
-            // the same batch under another label (VertexReAdded)
+            // a fresh id
             let id = vs
                 .iter()
                 .chain(
@@ -163,6 +184,10 @@ pub fn random_batch(
             // the label named or not
             let label = rng.random_bool(0.5).then(|| m.labels[&id]);
             push(m, Update::RemoveVertex { id, label }, &mut out);
+            if rng.random_bool(0.3) {
+                let label = rng.random_range(0..vlabels);
+                push(m, Update::AddVertex { id, label }, &mut out);
+            }
             continue;
         }
         if vs.len() < 2 {

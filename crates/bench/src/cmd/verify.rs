@@ -187,7 +187,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 }
             }
         }
-        reference.apply(chunk, &w.source, strictness)?;
+        reference.apply_phased(chunk, &w.source, strictness)?;
         if let Some(j) = first_disagreement(&results) {
             pb.finish_and_clear();
             let (i, updates) = if args.batch == 1 {

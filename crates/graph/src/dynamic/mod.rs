@@ -16,7 +16,7 @@
 //!    linear in the list length.
 
 mod degrees;
-mod overlay;
+pub(crate) mod overlay;
 pub(crate) mod parallel;
 
 use std::collections::HashMap;
@@ -427,6 +427,26 @@ impl DynamicGraph {
     ) -> Result<BatchDelta, InputError> {
         self.stage(updates, source, strictness)?;
         Ok(self.commit())
+    }
+
+    /// [`DynamicGraph::apply`] for any valid batch, also one that re-adds a
+    /// vertex under another label, which `stage` rejects: that one is
+    /// applied as its two phases ([`crate::phases`]). Returns the updates
+    /// skipped (lenient mode). Nothing changes on error.
+    pub fn apply_phased(
+        &mut self,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Result<usize, InputError> {
+        if !crate::phases::relabels(self, updates) {
+            return Ok(self.apply(updates, source, strictness)?.skipped);
+        }
+        let phases = crate::phases::split_relabels(self, updates, source, strictness)?;
+        for part in [&phases.removal, &phases.addition] {
+            self.apply(part, source, Strictness::Strict)?;
+        }
+        Ok(phases.skipped)
     }
 
     /// Validates a batch against the graph (see [`DynamicGraph::stage`]);

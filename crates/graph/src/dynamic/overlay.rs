@@ -146,7 +146,7 @@ impl Overlay {
 /// another label than the edge's (the CSM study's `-e u v label`). Returns the edge's key and its label after the
 /// update (`None`: deleted). The batch path ([`Overlay::step`]) and a batch
 /// of one edge update (`DynamicGraph::validate_one_edge`) both check here.
-pub(super) fn edge_update(
+pub(crate) fn edge_update(
     e: Edge,
     insert: bool,
     edge_labelled: bool,

@@ -31,6 +31,7 @@ use rayon::prelude::*;
 use crate::dynamic::{DynamicGraph, Strictness};
 use crate::edge_set::{BaseSlot, EdgeKey, EdgeSet};
 use crate::error::{ErrorKind, InputError};
+use crate::phases::StartState;
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID, NO_EDGE_LABEL};
 use crate::view::GraphView;
 
@@ -240,6 +241,32 @@ enum Place {
     GraphOrAbsent,
 }
 
+/// A graph whose edges are split between a [`DynamicGraph`] and
+/// [`OtherEdges`], as one [`StartState`] ([`OtherEdges::with`]).
+#[derive(Clone, Copy)]
+pub struct WholeGraph<'a> {
+    kept: &'a DynamicGraph,
+    other: &'a OtherEdges,
+}
+
+impl StartState for WholeGraph<'_> {
+    fn vertex_label(&self, v: VertexId) -> Option<Label> {
+        self.kept.vertex_label(v)
+    }
+    fn edge_label(&self, u: VertexId, v: VertexId) -> Option<Label> {
+        let kept = self.kept.edge_label(u, v);
+        // `edge_labelled` from the graph: a set without labels gives a placeholder
+        kept.or_else(|| {
+            self.other
+                .label(u, v)
+                .map(|l| if self.checks_edge_labels() { l } else { 0 })
+        })
+    }
+    fn checks_edge_labels(&self) -> bool {
+        self.kept.checks_edge_labels()
+    }
+}
+
 /// The edges an [`EdgeFilter`] drops, kept to validate updates (see the
 /// module docs), in an [`EdgeSet`]: their keys (about 4-5.5 bytes an edge,
 /// at most 9) and, with edge labels, their labels, which only a deletion
@@ -361,6 +388,17 @@ impl OtherEdges {
 
     pub fn contains(&self, u: VertexId, v: VertexId) -> bool {
         self.edges.contains((u.min(v), u.max(v)))
+    }
+
+    /// The label of edge `(u, v)` when it is held here.
+    pub fn label(&self, u: VertexId, v: VertexId) -> Option<Label> {
+        self.edges.label((u.min(v), u.max(v)))
+    }
+
+    /// The whole graph as validation sees it: `g` (the kept edges, nothing
+    /// pending) and these edges.
+    pub fn with<'a>(&'a self, g: &'a DynamicGraph) -> WholeGraph<'a> {
+        WholeGraph { kept: g, other: self }
     }
 
     /// Heap bytes held (the edge set and the per-vertex counts).
