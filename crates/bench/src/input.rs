@@ -456,14 +456,16 @@ pub fn parse_size(flag: &str, s: &str, whole: Option<usize>) -> Result<usize> {
     if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("inf") {
         return Ok(usize::MAX);
     }
-    if let Some(p) = t.strip_suffix('%') {
-        let p: f64 = p
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("{flag}: `{s}` is not a percentage"))?;
-        if !(p.is_finite() && p >= 0.0) {
-            bail!("{flag}: percentage must be >= 0, got {p}");
+    // a finite number >= 0, or an error naming `what` it should be
+    let number = |num: &str, what: &str| -> Result<f64> {
+        match num.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            Ok(_) => bail!("{flag}: {what} must be >= 0, got {s}"),
+            Err(_) => bail!("{flag}: `{s}` is not a {what}"),
         }
+    };
+    if let Some(p) = t.strip_suffix('%') {
+        let p = number(p, "percentage")?;
         let Some(whole) = whole else {
             bail!("{flag}: give bytes (`N`, `N{{K,M,G}}` or `unlimited`), not a percentage");
         };
@@ -475,14 +477,7 @@ pub fn parse_size(flag: &str, s: &str, whole: Option<usize>) -> Result<usize> {
         Some('G') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let x: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| anyhow!("{flag}: `{s}` is not a byte count"))?;
-    if !(x.is_finite() && x >= 0.0) {
-        bail!("{flag} must be >= 0, got {s}");
-    }
-    Ok((x * mult as f64) as usize)
+    Ok((number(num, "byte count")? * mult as f64) as usize)
 }
 
 /// `--threads T` (T > 0) for the whole command: the global rayon pool, which
@@ -659,5 +654,27 @@ pub fn output_name(path: &Path) -> String {
         "<stdout>".into()
     } else {
         path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_as_bytes_suffixes_percentages_or_unlimited() {
+        let ok = |s: &str, whole: Option<usize>| parse_size("--budget", s, whole).unwrap();
+        assert_eq!(ok("1500", None), 1500);
+        assert_eq!(ok("2k", None), 2048);
+        assert_eq!(ok("1.5M", None), 3 << 19);
+        assert_eq!(ok(" 1G ", None), 1 << 30);
+        assert_eq!(ok("unlimited", None), usize::MAX);
+        assert_eq!(ok("5%", Some(1000)), 50);
+        let err = |s: &str, whole: Option<usize>| parse_size("--budget", s, whole).unwrap_err().to_string();
+        assert!(err("5%", None).contains("not a percentage"), "{}", err("5%", None));
+        assert!(err("x%", Some(10)).contains("is not a percentage"));
+        assert!(err("-1%", Some(10)).contains("percentage must be >= 0"));
+        assert!(err("12Q", None).contains("is not a byte count"));
+        assert!(err("-3K", None).contains("byte count must be >= 0"));
     }
 }

@@ -159,7 +159,7 @@ impl SharedMemo {
 
     #[inline]
     fn slot(&self, key: VertexId) -> &AtomicU64 {
-        &self.slots[(key.wrapping_mul(MEMO_HASH) >> self.shift) as usize]
+        &self.slots[memo_index(key, self.shift)]
     }
 
     #[inline]
@@ -196,9 +196,16 @@ const MEMO_SLOTS: usize = 1 << 15;
 /// product's top bits).
 const MEMO_HASH: VertexId = 0x9E37_79B9;
 
+/// `key`'s slot in a memo of `2^(32 - shift)` slots: the top bits of its hash.
+#[inline]
+fn memo_index(key: VertexId, shift: u32) -> usize {
+    (key.wrapping_mul(MEMO_HASH) >> shift) as usize
+}
+
+/// `key`'s slot in the per-thread memo ([`MEMO_SLOTS`]).
 #[inline]
 fn memo_slot(key: VertexId) -> usize {
-    (key.wrapping_mul(MEMO_HASH) >> (32 - MEMO_SLOTS.trailing_zeros())) as usize
+    memo_index(key, 32 - MEMO_SLOTS.trailing_zeros())
 }
 
 impl Default for Executor {
