@@ -50,8 +50,14 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define MAXQ 8          // query vertices (plan depth) supported
-#define MAXR 7          // reads per level (at most MAXQ - 1)
+// Query vertices (plan depth) supported: 8, or 16 in the build the host
+// compiles with `#define MAXQ 16` ahead of this file for queries of 9-16
+// vertices (crates/gpu/src/plan.rs Shape; the per-warp state below grows
+// from about 3 KB to 6 KB of shared memory).
+#ifndef MAXQ
+#define MAXQ 8
+#endif
+#define MAXR 7          // reads per level (bound neighbours of a vertex)
 #define WARPS 4         // warps per block (block = 128 threads)
 #define NONE 0xffffffffu
 #define MARK 0x80000000u
@@ -71,7 +77,7 @@ typedef unsigned long long u64;
 //     [4+MAXR .. 4+2*MAXR)   read edge labels (NONE = any)
 //     [4+2*MAXR .. +MAXQ)    conflict positions
 #define PLAN_HEADER 4
-#define LEVEL_WORDS 28
+#define LEVEL_WORDS ((4 + 2 * MAXR + MAXQ + 3) & ~3)  // 28 for MAXQ 8, 36 for 16
 #define PLAN_WORDS (PLAN_HEADER + MAXQ * LEVEL_WORDS)
 #define L_READS 4
 #define L_ELABELS (4 + MAXR)

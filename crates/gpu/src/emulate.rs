@@ -7,7 +7,7 @@
 use csm_graph::{GraphView, Version, VertexId};
 
 use crate::cache::DcsrPack;
-use crate::plan::{Task, LEVEL_WORDS, L_CONFS, L_ELABELS, L_READS, NONE, PLAN_HEADER, PLAN_WORDS};
+use crate::plan::{Shape, Task, L_CONFS, L_ELABELS, L_READS, NONE, PLAN_HEADER};
 
 const MARK: u32 = csm_graph::view::MARK;
 const VOLD: u32 = 0;
@@ -82,9 +82,13 @@ pub fn emulate<G: GraphView + ?Sized>(
             &all
         }
     };
+    let Some(shape) = Shape::of_words(plans) else {
+        return (0, 0);
+    };
+    let pw = shape.plan_words();
     let mut out = (0u64, 0u64);
     for s in seeds {
-        let p = &plans[s.plan as usize * PLAN_WORDS..(s.plan as usize + 1) * PLAN_WORDS];
+        let p = &plans[s.plan as usize * pw..(s.plan as usize + 1) * pw];
         let (depth, start, sign, checkl) = (p[0] as usize, s.start as usize, p[2], p[3] != 0);
         if implicit && g.labels()[s.prefix[0] as usize] != p[PLAN_HEADER] {
             continue;
@@ -97,7 +101,7 @@ pub fn emulate<G: GraphView + ?Sized>(
             level(
                 g,
                 cache,
-                p,
+                (shape, p),
                 start,
                 depth,
                 checkl,
@@ -147,7 +151,7 @@ fn resolve<G: GraphView + ?Sized>(g: &G, cache: Option<&DcsrPack>, v: VertexId, 
 fn level<G: GraphView + ?Sized>(
     g: &G,
     cache: Option<&DcsrPack>,
-    p: &[u32],
+    (shape, p): (Shape, &[u32]),
     d: usize,
     depth: usize,
     checkl: bool,
@@ -155,7 +159,7 @@ fn level<G: GraphView + ?Sized>(
     chunk: usize,
     slice: (usize, usize),
 ) -> u64 {
-    let lv = &p[PLAN_HEADER + d * LEVEL_WORDS..PLAN_HEADER + (d + 1) * LEVEL_WORDS];
+    let lv = shape.level(p, d);
     let nr = lv[1] as usize;
     let lists: Vec<List> = (0..nr)
         .map(|k| {
@@ -196,7 +200,7 @@ fn level<G: GraphView + ?Sized>(
             .collect();
         for c in cands {
             emb[d] = c;
-            total += level(g, cache, p, d + 1, depth, checkl, emb, chunk, (0, usize::MAX));
+            total += level(g, cache, (shape, p), d + 1, depth, checkl, emb, chunk, (0, usize::MAX));
         }
         pos = end;
     }

@@ -18,8 +18,8 @@ use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::host_graph::HostGraph;
-use crate::nvrtc::{kernel, MATCH_CU};
-use crate::plan::{write_task_words, Task, TaskOptions, MAXQ, MAX_PREFIX, PLAN_WORDS, TASK_WORDS};
+use crate::nvrtc::{kernel_with, MATCH_CU};
+use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_WORDS};
 
 /// Threads per block of `match_kernel` (`WARPS * 32` in the source).
 pub const MATCH_BLOCK: u32 = 128;
@@ -181,14 +181,48 @@ pub struct KernelStats {
     pub aborted: bool,
 }
 
-/// See the module docs.
-pub struct DeviceMatcher {
-    gpu: Arc<Gpu>,
+/// One build of `match_kernel` ([`Shape`]): its function, grid size
+/// (blocks of [`MATCH_BLOCK`] threads, as many as fit on every SM at once)
+/// and per-warp scratch (candidate buffers and staging areas, one per
+/// query vertex).
+struct Build {
     func: CudaFunction,
-    config: MatcherConfig,
     blocks: u32,
     cand: CudaSlice<u32>,
     stage: CudaSlice<u32>,
+}
+
+impl Build {
+    fn new(gpu: &Arc<Gpu>, config: &MatcherConfig, shape: Shape) -> GpuResult<Build> {
+        let func = kernel_with(gpu, MATCH_CU, &shape.defines(), "match_kernel")?;
+        let per_sm = match config.blocks_per_sm {
+            Some(b) => b.max(1),
+            None => func
+                .occupancy_max_active_blocks_per_multiprocessor(MATCH_BLOCK, 0, None)
+                .map_err(|e| GpuError::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
+                .max(1),
+        };
+        let blocks = per_sm * gpu.info().multiprocessors.max(1);
+        let warps = blocks as usize * WARPS_PER_BLOCK;
+        let cand = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.chunk as usize)?;
+        let stage = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.stage_words as usize)?;
+        Ok(Build {
+            func,
+            blocks,
+            cand,
+            stage,
+        })
+    }
+}
+
+/// See the module docs.
+pub struct DeviceMatcher {
+    gpu: Arc<Gpu>,
+    config: MatcherConfig,
+    /// The build for queries of up to 8 vertices, made with the matcher.
+    narrow: Build,
+    /// The build for 9-16 vertices, made at the first such run.
+    wide: Option<Build>,
     out: CudaSlice<u64>,
     counter: CudaSlice<u64>,
     plans: Option<CudaSlice<u32>>,
@@ -211,27 +245,14 @@ impl DeviceMatcher {
                 "matcher chunk must be >= 32, stage_words > 0 and defer_slice > 0 with deferral".into(),
             ));
         }
-        let func = kernel(&gpu, MATCH_CU, "match_kernel")?;
-        let per_sm = match config.blocks_per_sm {
-            Some(b) => b.max(1),
-            None => func
-                .occupancy_max_active_blocks_per_multiprocessor(MATCH_BLOCK, 0, None)
-                .map_err(|e| GpuError::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
-                .max(1),
-        };
-        let blocks = per_sm * gpu.info().multiprocessors.max(1);
-        let warps = blocks as usize * WARPS_PER_BLOCK;
-        let cand = gpu.alloc_zeros::<u32>(warps * MAXQ * config.chunk as usize)?;
-        let stage = gpu.alloc_zeros::<u32>(warps * MAXQ * config.stage_words as usize)?;
+        let narrow = Build::new(&gpu, &config, Shape::NARROW)?;
         let out = gpu.alloc_zeros::<u64>(OUT_WORDS)?;
         let counter = gpu.alloc_zeros::<u64>(1)?;
         Ok(DeviceMatcher {
             gpu,
-            func,
             config,
-            blocks,
-            cand,
-            stage,
+            narrow,
+            wide: None,
             out,
             counter,
             plans: None,
@@ -291,19 +312,35 @@ impl DeviceMatcher {
     pub fn task_options(&self) -> TaskOptions {
         let mut t = self.config.tasks;
         if t.target_tasks == TaskOptions::AUTO {
-            t.target_tasks = 2 * self.blocks as usize * WARPS_PER_BLOCK;
+            t.target_tasks = 2 * self.blocks() as usize * WARPS_PER_BLOCK;
         }
         t
     }
 
-    /// Grid size (blocks of [`MATCH_BLOCK`] threads).
+    /// Grid size (blocks of [`MATCH_BLOCK`] threads) of the build for
+    /// queries of up to 8 vertices.
     pub fn blocks(&self) -> u32 {
-        self.blocks
+        self.narrow.blocks
     }
 
-    /// Bytes of per-warp scratch on the device.
+    /// Bytes of per-warp scratch on the device (both builds, once made).
     pub fn scratch_bytes(&self) -> usize {
-        (self.cand.len() + self.stage.len()) * 4
+        [Some(&self.narrow), self.wide.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|b| (b.cand.len() + b.stage.len()) * 4)
+            .sum()
+    }
+
+    /// The build for `shape`, made on first use.
+    fn build(&mut self, shape: Shape) -> GpuResult<&Build> {
+        if shape == Shape::NARROW {
+            return Ok(&self.narrow);
+        }
+        if self.wide.is_none() {
+            self.wide = Some(Build::new(&self.gpu, &self.config, shape)?);
+        }
+        Ok(self.wide.as_ref().expect("made above"))
     }
 
     /// A device buffer of at least `len` words in `slot` (grown by half);
@@ -374,7 +411,7 @@ impl DeviceMatcher {
 
     /// One launch of the kernel over `params`' tasks (task counter and the
     /// launch's deferral count reset first); returns its GPU time in seconds.
-    fn launch(&mut self, params: &MatchParams) -> GpuResult<f64> {
+    fn launch(&mut self, params: &MatchParams, shape: Shape) -> GpuResult<f64> {
         let stream = self.gpu.stream().clone();
         stream
             .memset_zeros(&mut self.counter)
@@ -382,12 +419,17 @@ impl DeviceMatcher {
         stream
             .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_WORDS))
             .map_err(|e| GpuError::driver("cuMemsetD8 (deferred)", e))?;
+        let build = if shape == Shape::NARROW {
+            &self.narrow
+        } else {
+            self.wide.as_ref().expect("made by run")
+        };
         let cfg = LaunchConfig {
-            grid_dim: (self.blocks, 1, 1),
+            grid_dim: (build.blocks, 1, 1),
             block_dim: (MATCH_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let func = &self.func;
+        let func = &build.func;
         let ((), ms) = self.gpu.timed(|| {
             let mut b = stream.launch_builder(func);
             b.arg(params);
@@ -402,8 +444,8 @@ impl DeviceMatcher {
         Ok(f64::from(ms) / 1e3)
     }
 
-    /// Counts the embeddings of `plans` (encoded, [`PLAN_WORDS`] each) from
-    /// `seeds` over `host` and `cache`.
+    /// Counts the embeddings of `plans` (encoded for one [`Shape`], its
+    /// [`Shape::plan_words`] each) from `seeds` over `host` and `cache`.
     pub fn run(
         &mut self,
         host: &HostGraph,
@@ -412,13 +454,16 @@ impl DeviceMatcher {
         seeds: Seeds<'_>,
     ) -> GpuResult<KernelStats> {
         let t0 = Instant::now();
-        if plans.is_empty() || plans.len() % PLAN_WORDS != 0 {
+        let shape = Shape::of_words(plans)
+            .ok_or_else(|| GpuError::InvalidInput("plan words that name no kernel build".into()))?;
+        if plans.len() % shape.plan_words() != 0 {
             return Err(GpuError::InvalidInput(format!(
-                "{} plan words is not a positive multiple of {PLAN_WORDS}",
-                plans.len()
+                "{} plan words is not a multiple of {}",
+                plans.len(),
+                shape.plan_words()
             )));
         }
-        let nplans = (plans.len() / PLAN_WORDS) as u64;
+        let nplans = (plans.len() / shape.plan_words()) as u64;
         let (seed_ptr, nseeds, implicit) = match seeds {
             Seeds::Explicit(s) => {
                 if let Some(bad) = s
@@ -441,6 +486,11 @@ impl DeviceMatcher {
             return Ok(KernelStats::default());
         }
         let plan_ptr = self.put_plans(plans)?;
+        let gpu = self.gpu.clone();
+        let (cand, stage) = {
+            let b = self.build(shape)?;
+            (b.cand.device_ptr(gpu.stream()).0, b.stage.device_ptr(gpu.stream()).0)
+        };
         let stream = self.gpu.stream().clone();
         stream
             .memset_zeros(&mut self.out)
@@ -464,9 +514,9 @@ impl DeviceMatcher {
             ncached,
             slots,
             nslots,
-            cand: self.cand.device_ptr(&stream).0,
+            cand,
             chunk: u64::from(self.config.chunk),
-            stage: self.stage.device_ptr(&stream).0,
+            stage,
             stage_words: u64::from(self.config.stage_words),
             counter: self.counter.device_ptr(&stream).0,
             out: self.out.device_ptr(&stream).0,
@@ -487,7 +537,7 @@ impl DeviceMatcher {
             let round = launches as usize;
             let defers = self.config.defer_min > 0 && self.config.defer_cap > 0 && launches < self.config.defer_rounds;
             params.defer = if defers { self.defer_buffer(round % 2)? } else { 0 };
-            seconds += self.launch(&params)?;
+            seconds += self.launch(&params, shape)?;
             launches += 1;
             let out = self.gpu.download(&self.out)?;
             let n = out[OUT_DEFERRED].min(self.config.defer_cap as u64);

@@ -186,7 +186,17 @@ pub fn compile_source(gpu: &Gpu, name: &str, src: &str) -> GpuResult<Arc<CudaMod
 
 /// Loads function `func` of the embedded source `source` on `gpu`.
 pub fn kernel(gpu: &Gpu, source: KernelSource, func: &str) -> GpuResult<CudaFunction> {
-    let module = compile_source(gpu, source.name, source.src)?;
+    kernel_with(gpu, source, "", func)
+}
+
+/// [`kernel`] of `source` compiled with `defines` (source lines, e.g.
+/// `#define MAXQ 16`) ahead of it: another module, cached apart.
+pub fn kernel_with(gpu: &Gpu, source: KernelSource, defines: &str, func: &str) -> GpuResult<CudaFunction> {
+    let module = if defines.is_empty() {
+        compile_source(gpu, source.name, source.src)?
+    } else {
+        compile_source(gpu, source.name, &format!("{defines}{}", source.src))?
+    };
     module
         .load_function(func)
         .map_err(|e| GpuError::driver(&format!("cuModuleGetFunction({func})"), e))

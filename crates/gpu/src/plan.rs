@@ -1,6 +1,6 @@
 //! Plans and seeds in the flat form `kernels/match.cu` reads.
 //!
-//! A [`csm_planner::Plan`] becomes [`PLAN_WORDS`] `u32` words (layout in the
+//! A [`csm_planner::Plan`] becomes [`Shape::plan_words`] `u32` words (layout in the
 //! kernel source): a header (depth, start depth, sign, label checks) and one
 //! fixed-size block per level (vertex label, reads as `pos | version << 8`
 //! with their edge labels, conflict positions, and the level's label share
@@ -18,16 +18,72 @@ use crate::error::{GpuError, GpuResult};
 use crate::shares::{encode_shares_with, LabelShares};
 use rayon::prelude::*;
 
-/// Largest plan depth (query size) the kernel supports.
-pub const MAXQ: usize = 8;
+/// Largest plan depth (query size) the kernel supports ([`Shape::WIDE`]).
+pub const MAXQ: usize = 16;
 /// Largest number of reads per level.
 pub const MAXR: usize = 7;
 /// Words of the plan header.
 pub const PLAN_HEADER: usize = 4;
-/// Words per level block.
-pub const LEVEL_WORDS: usize = 28;
-/// Words per encoded plan.
-pub const PLAN_WORDS: usize = PLAN_HEADER + MAXQ * LEVEL_WORDS;
+
+/// The kernel build a plan is encoded for: the kernel's per-warp state in
+/// shared memory is sized for `maxq` query vertices, so queries of up to 8
+/// vertices run on the `NARROW` build (the one every figure before the
+/// twenty-fourth session was measured with) and queries of 9-16 on the
+/// `WIDE` one (`-DMAXQ=16`: 25 KB of shared memory a block instead of 13,
+/// fewer blocks per SM). A level block holds the label, read count,
+/// conflict count and label share, then `MAXR` reads, their edge labels and
+/// up to `maxq` conflict positions, rounded up to 4 words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub maxq: usize,
+}
+
+impl Shape {
+    pub const NARROW: Shape = Shape { maxq: 8 };
+    pub const WIDE: Shape = Shape { maxq: MAXQ };
+
+    /// The build for plans of `depth` levels; `None` past [`MAXQ`].
+    pub fn for_depth(depth: usize) -> Option<Shape> {
+        [Shape::NARROW, Shape::WIDE].into_iter().find(|s| depth <= s.maxq)
+    }
+
+    /// The build encoded plan words are for (from the first plan's depth
+    /// word: a query's plans all have its depth).
+    pub fn of_words(words: &[u32]) -> Option<Shape> {
+        Shape::for_depth(*words.first()? as usize)
+    }
+
+    /// Words per level block.
+    pub const fn level_words(self) -> usize {
+        (L_CONFS + self.maxq + 3) & !3
+    }
+
+    /// Words per encoded plan.
+    pub const fn plan_words(self) -> usize {
+        PLAN_HEADER + self.maxq * self.level_words()
+    }
+
+    /// The words of level `d` in the plan `words`.
+    pub fn level(self, words: &[u32], d: usize) -> &[u32] {
+        let at = PLAN_HEADER + d * self.level_words();
+        &words[at..at + self.level_words()]
+    }
+
+    /// The source lines that select this build ahead of `kernels/match.cu`
+    /// (none for the narrow build).
+    pub fn defines(self) -> String {
+        if self == Shape::NARROW {
+            String::new()
+        } else {
+            format!("#define MAXQ {}\n", self.maxq)
+        }
+    }
+}
+
+/// Words per level block of the narrow build ([`Shape::level_words`]).
+pub const LEVEL_WORDS: usize = Shape::NARROW.level_words();
+/// Words per encoded plan of the narrow build ([`Shape::plan_words`]).
+pub const PLAN_WORDS: usize = Shape::NARROW.plan_words();
 /// Offset of the read descriptors in a level block.
 pub const L_READS: usize = 4;
 /// Offset of the read edge labels in a level block.
@@ -50,25 +106,27 @@ pub fn version_code(v: Version) -> u32 {
 /// the `sign` counter) to `out`.
 pub fn encode_plan(plan: &Plan, start: usize, sign: Sign, out: &mut Vec<u32>) -> GpuResult<()> {
     let depth = plan.depth();
-    if depth > MAXQ {
+    let Some(shape) = Shape::for_depth(depth) else {
         return Err(GpuError::InvalidInput(format!(
             "query of {depth} vertices: the GPU kernel supports at most {MAXQ}"
         )));
-    }
+    };
+    let (plan_words, level_words) = (shape.plan_words(), shape.level_words());
     let base = out.len();
-    out.resize(base + PLAN_WORDS, 0);
+    out.resize(base + plan_words, 0);
     let w = &mut out[base..];
     w[0] = depth as u32;
     w[1] = start as u32;
     w[2] = u32::from(sign == Sign::Negative);
     w[3] = u32::from(plan.check_labels);
     for (d, level) in plan.levels.iter().enumerate() {
-        let l = &mut w[PLAN_HEADER + d * LEVEL_WORDS..PLAN_HEADER + (d + 1) * LEVEL_WORDS];
-        if level.reads.len() > MAXR || level.conflicts.len() > MAXQ {
+        let l = &mut w[PLAN_HEADER + d * level_words..PLAN_HEADER + (d + 1) * level_words];
+        if level.reads.len() > MAXR || level.conflicts.len() > shape.maxq {
             return Err(GpuError::InvalidInput(format!(
-                "plan level {d} has {} reads and {} conflicts (kernel limits {MAXR}, {MAXQ})",
+                "plan level {d} has {} reads and {} conflicts (kernel limits {MAXR}, {})",
                 level.reads.len(),
-                level.conflicts.len()
+                level.conflicts.len(),
+                shape.maxq
             )));
         }
         if d >= start && level.reads.is_empty() {
@@ -337,8 +395,10 @@ impl SplitPolicy {
 pub struct QueryPlans {
     pub query: QueryGraph,
     pub plans: Vec<DeltaPlan>,
-    /// `plans.len() * PLAN_WORDS` words.
+    /// `plans.len() * shape.plan_words()` words.
     pub encoded: Vec<u32>,
+    /// The kernel build the plans are encoded for.
+    pub shape: Shape,
     pub positive_rules: Option<Vec<SeedRule>>,
     pub negative_rules: Option<Vec<SeedRule>>,
     /// Largest query distance between a seed edge and a vertex whose list a
@@ -349,14 +409,14 @@ pub struct QueryPlans {
 impl QueryPlans {
     /// Plans of `q` for the graph described by `stats`.
     pub fn new(q: &QueryGraph, order: &dyn OrderStrategy, stats: &GraphStats, symmetry: bool) -> GpuResult<QueryPlans> {
-        if q.num_vertices() > MAXQ {
+        let Some(shape) = Shape::for_depth(q.num_vertices()) else {
             return Err(GpuError::InvalidInput(format!(
                 "query of {} vertices: the GPU kernel supports at most {MAXQ}",
                 q.num_vertices()
             )));
-        }
+        };
         let plans = delta_plans(q, order, stats);
-        let mut encoded = Vec::with_capacity(plans.len() * PLAN_WORDS);
+        let mut encoded = Vec::with_capacity(plans.len() * shape.plan_words());
         for p in &plans {
             encode_plan(&p.plan, 2, p.sign, &mut encoded)?;
         }
@@ -373,6 +433,7 @@ impl QueryPlans {
             query: q.clone(),
             plans,
             encoded,
+            shape,
             positive_rules,
             negative_rules,
             read_hops,
@@ -390,7 +451,7 @@ impl QueryPlans {
     /// written too when `last_level` ([`encode_shares_with`]; match v11's
     /// first cut, for comparisons).
     pub fn set_label_shares_with(&mut self, shares: &LabelShares, last_level: bool) {
-        for (p, words) in self.plans.iter().zip(self.encoded.chunks_mut(PLAN_WORDS)) {
+        for (p, words) in self.plans.iter().zip(self.encoded.chunks_mut(self.shape.plan_words())) {
             encode_shares_with(&p.plan, shares, words, last_level);
         }
     }
@@ -869,10 +930,35 @@ mod tests {
         encode_plan(&p, 1, Sign::Positive, &mut out).unwrap();
         assert_eq!(out[1], 1);
         assert!(encode_plan(&p, 0, Sign::Positive, &mut Vec::new()).is_err());
-        let labels = vec![0; 9];
-        let edges: Vec<_> = (0..8).map(|i| (i, i + 1, 0)).collect();
-        let big = QueryGraph::new(labels, &edges, false).unwrap();
-        assert!(QueryPlans::new(&big, &GcsmOrder, &GraphStats::default(), false).is_err());
+        let path = |n: usize| {
+            let edges: Vec<_> = (0..n - 1).map(|i| (i, i + 1, 0)).collect();
+            QueryGraph::new(vec![0; n], &edges, false).unwrap()
+        };
+        let stats = GraphStats::default();
+        assert_eq!(
+            QueryPlans::new(&path(8), &GcsmOrder, &stats, false).unwrap().shape,
+            Shape::NARROW
+        );
+        let wide = QueryPlans::new(&path(9), &GcsmOrder, &stats, false).unwrap();
+        assert_eq!(wide.shape, Shape::WIDE);
+        assert_eq!(wide.encoded.len(), wide.plans.len() * (4 + 16 * 36));
+        assert_eq!(
+            QueryPlans::new(&path(16), &GcsmOrder, &stats, false).unwrap().shape,
+            Shape::WIDE
+        );
+        assert!(QueryPlans::new(&path(17), &GcsmOrder, &stats, false).is_err());
+    }
+
+    #[test]
+    fn shapes_keep_the_narrow_layout_and_widen_the_conflicts() {
+        // the narrow build's layout is the one the kernel always had
+        assert_eq!((LEVEL_WORDS, PLAN_WORDS), (28, 228));
+        assert_eq!(Shape::WIDE.level_words(), 36);
+        assert!(L_CONFS + Shape::WIDE.maxq <= Shape::WIDE.level_words());
+        assert_eq!(Shape::NARROW.defines(), "");
+        assert_eq!(Shape::WIDE.defines(), "#define MAXQ 16\n");
+        assert_eq!(Shape::of_words(&[12, 2]), Some(Shape::WIDE));
+        assert_eq!(Shape::of_words(&[17]), None);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use csm_graph::{GraphView, Label, Version, VertexId, ABSENT};
 use csm_planner::Plan;
 use rayon::prelude::*;
 
-use crate::plan::{LEVEL_WORDS, PLAN_HEADER, PLAN_WORDS};
+use crate::plan::{Shape, PLAN_HEADER};
 
 /// Word of a level block that holds the level's share (16.16 fixed point;
 /// 0: unknown, the kernel then uses `defer_min`).
@@ -105,7 +105,8 @@ pub fn encode_shares(plan: &Plan, shares: &LabelShares, words: &mut [u32]) {
 /// [`encode_shares`], with the last level's share written too when
 /// `last_level` (match v11's first cut, runs 35-39; for comparisons).
 pub fn encode_shares_with(plan: &Plan, shares: &LabelShares, words: &mut [u32], last_level: bool) {
-    debug_assert!(words.len() >= PLAN_WORDS);
+    let shape = Shape::for_depth(plan.depth()).expect("an encoded plan's depth");
+    debug_assert!(words.len() >= shape.plan_words());
     for (d, level) in plan.levels.iter().enumerate() {
         let s = if level.reads.is_empty() || (d + 1 == plan.levels.len() && !last_level) {
             None
@@ -119,7 +120,7 @@ pub fn encode_shares_with(plan: &Plan, shares: &LabelShares, words: &mut [u32], 
                 .collect();
             (!seen.is_empty()).then(|| seen.iter().sum::<f64>() / seen.len() as f64)
         };
-        words[PLAN_HEADER + d * LEVEL_WORDS + L_SHARE] = s.map_or(0, share_word);
+        words[PLAN_HEADER + d * shape.level_words() + L_SHARE] = s.map_or(0, share_word);
     }
 }
 
@@ -137,7 +138,7 @@ pub fn defer_threshold(share_word: u32, wanted: u32, defer_min: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::QueryPlans;
+    use crate::plan::{QueryPlans, LEVEL_WORDS, PLAN_WORDS};
     use csm_graph::{DynamicGraph, Edge, GraphData};
     use csm_planner::{GcsmOrder, GraphStats, QueryGraph};
 

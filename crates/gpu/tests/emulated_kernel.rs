@@ -245,3 +245,42 @@ fn sampler_policies_plug_in_as_selectors() {
         assert_eq!(got, (want.positive, want.negative), "{}", sel.name());
     }
 }
+
+/// Queries of 9-16 vertices are encoded for the kernel's wide build
+/// (`Shape::WIDE`: level blocks with room for 16 conflict positions): the
+/// emulated kernel on those plans against the CPU engine, per batch and
+/// statically.
+#[test]
+fn emulated_kernel_matches_cpu_on_queries_of_9_to_16_vertices() {
+    use csm_gpu::plan::Shape;
+    let g = er_graph(300, 1600, 5, None, 11);
+    let (g0, batches) = stream(&g, 128, 4, 12);
+    let csr = csm_graph::CsrGraph::from_data(&g0).unwrap();
+    let cpu = CpuEngine::new(1, Arc::new(GcsmOrder)).unwrap();
+    let mut checked = 0;
+    for (k, seed) in [(9, 1u64), (10, 2), (12, 3), (16, 5)] {
+        let Some(data) = csm_graph::gen::random_walk_query(&g0, k, seed, false) else {
+            continue;
+        };
+        let q = QueryGraph::from_data(&data).unwrap();
+        let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&csr), true).unwrap();
+        assert_eq!(qp.shape, Shape::WIDE);
+        assert_eq!(qp.encoded.len(), qp.plans.len() * Shape::WIDE.plan_words());
+        check(&g0, &batches, &q, 1024);
+        let plan = static_plan(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New);
+        let mut words = Vec::new();
+        encode_plan(&plan, 1, Sign::Positive, &mut words).unwrap();
+        assert_eq!(
+            emulate(&csr, None, &words, None, 1024).0,
+            cpu.count(&csr, &q).unwrap(),
+            "k = {k}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "too few walk queries");
+    // 17 vertices: no build
+    let path = QueryGraph::new(vec![0; 17], &(0..16).map(|i| (i, i + 1, 0)).collect::<Vec<_>>(), false).unwrap();
+    let plan = static_plan(&path, &GcsmOrder, &GraphStats::of(&csr), Version::New);
+    let err = encode_plan(&plan, 1, Sign::Positive, &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("at most 16"), "{err}");
+}

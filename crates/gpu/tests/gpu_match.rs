@@ -569,14 +569,46 @@ fn big_queries_are_refused_cleanly() {
         let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
     }
-    let labels = vec![0; 9];
-    let edges: Vec<_> = (0..8).map(|i| (i, i + 1, 0)).collect();
+    let labels = vec![0; 17];
+    let edges: Vec<_> = (0..16).map(|i| (i, i + 1, 0)).collect();
     let q = QueryGraph::new(labels, &edges, false).unwrap();
     let g = er_graph(50, 100, 1, None, 1);
     let mut e = GpuEngine::new(Variant::Zp, Budget::default(), order()).unwrap();
     let err = e.init(&g, &q).unwrap_err();
-    assert!(err.to_string().contains("at most 8"), "{err}");
+    assert!(err.to_string().contains("at most 16"), "{err}");
     let _ = GpuError::OverBudget(String::new());
+}
+
+/// Queries of 9-16 vertices run on the kernel's wide build (`-DMAXQ=16`,
+/// compiled at the first such run): every variant against the CPU engine
+/// per batch, and static counts.
+#[test]
+fn queries_of_9_to_16_vertices_match_cpu() {
+    let g = er_graph(300, 1600, 5, None, 11);
+    let (g0, batches) = stream(&g, 128, 4, 12);
+    let csr = CsrGraph::from_data(&g0).unwrap();
+    let cpu = CpuEngine::new(1, order()).unwrap();
+    for (k, seed) in [(9, 1u64), (12, 3), (16, 5)] {
+        let data = csm_graph::gen::random_walk_query(&g0, k, seed, false).expect("a walk query");
+        let q = QueryGraph::from_data(&data).unwrap();
+        let want = cpu_results(&g0, &q, &batches);
+        assert!(want.iter().any(|&(p, n)| p + n > 0), "k = {k}: vacuous");
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, &q, &batches, &want, &format!("{k} vertices/{}", v.name()));
+        }
+        let Some(e) = engine_or_skip(Variant::Zp, Budget::default()) else {
+            return;
+        };
+        let want = cpu.count(&csr, &q).unwrap();
+        assert_eq!(
+            StaticMatcher::count(&e, &csr, &q).unwrap(),
+            want,
+            "{k} vertices, static"
+        );
+    }
 }
 
 #[test]
