@@ -90,6 +90,26 @@ fn variants() -> Vec<(Variant, Budget)> {
     ]
 }
 
+/// Runs `f` on an engine of every variant, keeping edges apart and on the
+/// whole graph (`whole`), named `{what}/{variant}[/whole]`; false (after
+/// printing the skip line) without a GPU.
+fn each_variant_and_store(what: &str, mut f: impl FnMut(GpuEngine, bool, &str)) -> bool {
+    for (v, budget) in variants() {
+        for whole in [false, true] {
+            let Some(e) = engine_or_skip(v, budget) else {
+                return false;
+            };
+            let e = if whole { e.without_edge_filter() } else { e };
+            f(
+                e,
+                whole,
+                &format!("{what}/{}{}", v.name(), if whole { "/whole" } else { "" }),
+            );
+        }
+    }
+    true
+}
+
 #[test]
 fn engine_without_gpu_is_a_clear_error() {
     match GpuEngine::new(Variant::Gcsm, Budget::default(), order()) {
@@ -266,15 +286,10 @@ fn vertices_relabelled_in_a_batch_match_cpu() {
     for q in [query("triangle", &[0, 1]), query("diamond", &[1, 2])] {
         let want = cpu_results(&g0, &q, &batches);
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
-        for (v, budget) in variants() {
-            for whole in [false, true] {
-                let Some(e) = engine_or_skip(v, budget) else {
-                    return;
-                };
-                let mut e = if whole { e.without_edge_filter() } else { e };
-                let what = format!("relabel/{}{}", v.name(), if whole { "/whole" } else { "" });
-                check_engine(&mut e, &g0, &q, &batches, &want, &what);
-            }
+        if !each_variant_and_store("relabel", |mut e, _, what| {
+            check_engine(&mut e, &g0, &q, &batches, &want, what);
+        }) {
+            return;
         }
     }
 }
@@ -302,22 +317,17 @@ fn edges_kept_apart_match_the_whole_graph() {
             })
             .collect();
         assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
-        for (v, budget) in variants() {
-            for whole in [false, true] {
-                let Some(e) = engine_or_skip(v, budget) else {
-                    return;
-                };
-                let mut e = if whole { e.without_edge_filter() } else { e };
-                let what = format!("apart/{}{}", v.name(), if whole { "/whole" } else { "" });
-                e.init(&g0, &q).unwrap();
-                assert_eq!(e.edges_apart() > 0, !whole, "{what}");
-                for (i, b) in batches.iter().enumerate() {
-                    let r = e
-                        .process(batch(b))
-                        .unwrap_or_else(|err| panic!("{what}: batch {i}: {err}"));
-                    assert_eq!((r.positive, r.negative), want[i], "{what}: batch {i}");
-                }
+        if !each_variant_and_store("apart", |mut e, whole, what| {
+            e.init(&g0, &q).unwrap();
+            assert_eq!(e.edges_apart() > 0, !whole, "{what}");
+            for (i, b) in batches.iter().enumerate() {
+                let r = e
+                    .process(batch(b))
+                    .unwrap_or_else(|err| panic!("{what}: batch {i}: {err}"));
+                assert_eq!((r.positive, r.negative), want[i], "{what}: batch {i}");
             }
+        }) {
+            return;
         }
     }
 }

@@ -43,7 +43,7 @@ use foldhash::fast::FixedState;
 
 use crate::dynamic::{overlay, Strictness};
 use crate::error::{ErrorKind, InputError};
-use crate::types::{Edge, Label, LocatedUpdate, Update, VertexId, ABSENT, MAX_VERTEX_ID};
+use crate::types::{Edge, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use crate::view::GraphView;
 use crate::DynamicGraph;
 
@@ -191,12 +191,7 @@ impl<'g, G: StartState> Replay<'g, G> {
     fn step(&mut self, at: u32, u: Update) -> Result<(), ErrorKind> {
         match u {
             Update::AddVertex { id, label } => {
-                if id > MAX_VERTEX_ID {
-                    return Err(ErrorKind::VertexIdTooLarge(id as u64));
-                }
-                if label == ABSENT {
-                    return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
-                }
+                overlay::vertex_update(id, label)?;
                 if self.vertex(id).is_some() {
                     return Err(ErrorKind::DuplicateVertex(id));
                 }

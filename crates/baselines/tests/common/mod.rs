@@ -140,43 +140,21 @@ pub fn random_batch(
                 _ => None,
             })
             .collect();
-        if allow_vertex_ops && r < 0.08 && !removed.is_empty() && rng.random_bool(0.7) {
-            // re-added, under its old label or another one (then the batch
-            // goes to the engines in two phases)
-            let id = removed[rng.random_range(0..removed.len())];
-            push(
-                m,
-                Update::AddVertex {
-                    id,
-                    label: rng.random_range(0..vlabels),
-                },
-                &mut out,
-            );
-            continue;
-        }
         if allow_vertex_ops && r < 0.08 {
-            // a fresh id
-            let id = vs
-                .iter()
-                .chain(
-                    out.iter()
-                        .filter_map(|u: &LocatedUpdate| match u.update {
-                            Update::RemoveVertex { id, .. } => Some(id),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .iter(),
-                )
-                .max()
-                .map_or(0, |&x| x + 1);
-            push(
-                m,
-                Update::AddVertex {
-                    id,
-                    label: rng.random_range(0..vlabels),
-                },
-                &mut out,
-            );
+            let id = if !removed.is_empty() && rng.random_bool(0.7) {
+                // re-added, under its old label or another one (then the
+                // batch goes to the engines in two phases)
+                removed[rng.random_range(0..removed.len())]
+            } else {
+                // a fresh id
+                let removed_ever = out.iter().filter_map(|u: &LocatedUpdate| match u.update {
+                    Update::RemoveVertex { id, .. } => Some(id),
+                    _ => None,
+                });
+                vs.iter().copied().chain(removed_ever).max().map_or(0, |x| x + 1)
+            };
+            let label = rng.random_range(0..vlabels);
+            push(m, Update::AddVertex { id, label }, &mut out);
             continue;
         }
         if allow_vertex_ops && r < 0.12 && vs.len() > 3 {

@@ -80,12 +80,7 @@ impl Overlay {
     pub(super) fn step(&mut self, g: &DynamicGraph, u: Update, known: Option<Option<Label>>) -> Result<(), ErrorKind> {
         match u {
             Update::AddVertex { id, label } => {
-                if id > MAX_VERTEX_ID {
-                    return Err(ErrorKind::VertexIdTooLarge(id as u64));
-                }
-                if label == ABSENT {
-                    return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
-                }
+                vertex_update(id, label)?;
                 if self.vertex(g, id).is_some() {
                     return Err(ErrorKind::DuplicateVertex(id));
                 }
@@ -137,6 +132,18 @@ impl Overlay {
         }
         Ok(())
     }
+}
+
+/// The checks a vertex addition passes before its id's state is looked
+/// at: an id in range and a label other than the reserved [`ABSENT`].
+pub(crate) fn vertex_update(id: VertexId, label: Label) -> Result<(), ErrorKind> {
+    if id > MAX_VERTEX_ID {
+        return Err(ErrorKind::VertexIdTooLarge(id as u64));
+    }
+    if label == ABSENT {
+        return Err(ErrorKind::Malformed(format!("label {label} is reserved")));
+    }
+    Ok(())
 }
 
 /// The checks an edge update passes, in this order: not a self-loop, both
