@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use csm_graph::phases::{relabels, split_relabels};
 use csm_graph::{BatchDelta, DynamicGraph, InputError, LocatedUpdate, Strictness};
 use csm_planner::{count_batch, DeltaCounts, DeltaPlan, Executor, NoVisitor};
 use serde::Serialize;
@@ -192,7 +193,9 @@ impl StudySummary {
 
 /// Runs the study over `updates` in batches of `cfg.batch_size` (see the
 /// module docs), calling `on_batch` after each. `g` ends with every processed
-/// batch committed.
+/// batch committed. A batch that re-adds a vertex under another label
+/// ([`csm_graph::phases`]) gives two reports of the same batch number, its
+/// removal phase and its addition phase, as the engines process it.
 pub fn run_batch_study(
     g: &mut DynamicGraph,
     plans: &[DeltaPlan],
@@ -209,6 +212,21 @@ pub fn run_batch_study(
     for (i, chunk) in updates.chunks(cfg.batch_size).enumerate() {
         if cfg.max_batches.is_some_and(|m| i >= m) {
             break;
+        }
+        if relabels(&*g, chunk) {
+            // a batch that re-adds a vertex under another label: studied as
+            // the two batches every engine processes it as
+            let phases = split_relabels(&*g, chunk, &cfg.source, cfg.strictness)?;
+            let parts = [&phases.removal, &phases.addition];
+            for (k, part) in parts.into_iter().filter(|p| !p.is_empty()).enumerate() {
+                let mut r = study_batch(g, plans, part, i, policy, cfg, exact)?;
+                if k == 0 {
+                    r.skipped += phases.skipped;
+                }
+                on_batch(&r);
+                reports.push(r);
+            }
+            continue;
         }
         let r = study_batch(g, plans, chunk, i, policy, cfg, exact)?;
         on_batch(&r);

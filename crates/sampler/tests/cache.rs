@@ -191,3 +191,62 @@ fn batch_study_runs_every_policy() {
     let mut g2 = g.clone();
     assert!(run_batch_study(&mut g2, &s.plans, &bad, &NoCache, &cfg, exact, |_| {}).is_err());
 }
+
+/// A batch that removes a vertex and re-adds it under another label is
+/// studied as its two phases (two reports of one batch number), with the
+/// counts of the hand-made case: vertex 3 (label 1, pendant to a triangle
+/// of label 0) comes back under label 0 and closes the triangle 0-1-3 (6
+/// embeddings), then leaves under label 1 again (6 vanish).
+#[test]
+fn batch_study_splits_relabelling_batches_into_phases() {
+    use csm_graph::{Edge, GraphData, LocatedUpdate, Update};
+    use csm_planner::{delta_plans, GcsmOrder, GraphStats, QueryGraph};
+    let g0 = GraphData {
+        labels: vec![0, 0, 0, 1],
+        edges: [(0, 1), (0, 2), (1, 2), (2, 3)]
+            .map(|(u, v)| Edge::new(u, v, 0))
+            .to_vec(),
+        edge_labelled: false,
+    };
+    let mut g = DynamicGraph::from_data(&g0).unwrap();
+    let q = QueryGraph::new(vec![0, 0, 0], &[(0, 1, 0), (0, 2, 0), (1, 2, 0)], false).unwrap();
+    let plans = delta_plans(&q, &GcsmOrder, &GraphStats::of(&g));
+    let updates: Vec<LocatedUpdate> = [
+        Update::RemoveVertex { id: 3, label: Some(1) },
+        Update::AddVertex { id: 3, label: 0 },
+        Update::AddEdge(Edge::new(3, 0, 0)),
+        Update::AddEdge(Edge::new(3, 1, 0)),
+        Update::RemoveVertex { id: 3, label: Some(0) },
+        Update::AddVertex { id: 3, label: 1 },
+        Update::AddEdge(Edge::new(3, 2, 0)),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, update)| LocatedUpdate { line: i + 1, update })
+    .collect();
+    let cfg = StudyConfig {
+        batch_size: 4,
+        ..StudyConfig::default()
+    };
+    let (reports, _) = run_batch_study(
+        &mut g,
+        &plans,
+        &updates,
+        &NoCache,
+        &cfg,
+        &sequential_exact_match,
+        |_| {},
+    )
+    .unwrap();
+    let per_batch = |b: usize| {
+        let of: Vec<_> = reports.iter().filter(|r| r.batch == b).collect();
+        (
+            of.len(),
+            of.iter().map(|r| r.positive).sum::<u64>(),
+            of.iter().map(|r| r.negative).sum::<u64>(),
+        )
+    };
+    assert_eq!(per_batch(0), (2, 6, 0));
+    assert_eq!(per_batch(1), (2, 0, 6));
+    assert_eq!(g.to_csr(csm_graph::Version::Old).labels()[3], 1);
+}
