@@ -87,7 +87,7 @@ pub fn share_word(s: f64) -> u32 {
 }
 
 /// Writes each level's share into word [`L_SHARE`] of its block in `words`
-/// (`plan`'s [`PLAN_WORDS`] encoded words): for a level that reads lists,
+/// (`plan`'s encoded words, [`crate::plan::Shape::plan_words`] of them): for a level that reads lists,
 /// the mean over its reads of the share of the read vertex's label that
 /// has the level's label; 1 when the plan checks no labels (every entry is
 /// a candidate). Levels with no read, or whose labels were never seen,

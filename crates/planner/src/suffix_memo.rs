@@ -27,7 +27,7 @@
 //! subtree took at least [`SHARE_MIN_WORK`] nodes are offered to it (a
 //! cheaper one is quicker to count again than the shared slot's line is to
 //! fetch), a count asks it only at depths where its scope stored, and a
-//! depth whose lookups rarely hit stops asking ([`SharedUse`]). Static
+//! depth whose lookups rarely hit stops asking (`SharedUse`). Static
 //! counts on several threads share the process's table; batches do not
 //! (it made batches of 512 and runs of single updates 3-8% slower on two
 //! threads). Figures in the README ("Suffix memo").
@@ -182,7 +182,7 @@ impl SuffixMemo {
 const WORDS: usize = 6;
 
 /// The suffix memo shared by the threads of one count (see the module
-/// docs): direct-mapped like [`SuffixMemo`], but of a fixed size, each
+/// docs): direct-mapped like `SuffixMemo`, but of a fixed size, each
 /// slot guarded by a sequence number (a seqlock): a writer makes it odd,
 /// writes, and makes it even again; a reader takes the entry only if the
 /// number was even and unchanged across its reads. A writer that finds the
