@@ -6,10 +6,11 @@
 use std::time::Instant;
 
 use csm_graph::phases::{relabels, split_relabels, Phases, StartState};
+use csm_graph::DynamicGraph;
 use csm_planner::count;
 use serde_json::Value;
 
-use crate::{Batch, BatchResult, ContinuousMatcher, EngineError};
+use crate::{Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError};
 
 /// The phases of `batch` when it re-adds a vertex of `start` (the engine's
 /// whole graph, nothing pending) under another label; `None` for every
@@ -22,6 +23,19 @@ pub fn relabel_phases(start: &impl StartState, batch: Batch<'_>) -> Result<Optio
     let t = Instant::now();
     let phases = split_relabels(start, batch.updates, batch.source, batch.strictness)?;
     Ok(Some((phases, t.elapsed().as_secs_f64())))
+}
+
+/// [`relabel_phases`] on an engine's graph `g` and, where the engine keeps
+/// edges apart, those edges too (validation sees the whole graph).
+pub fn relabel_phases_in(
+    g: &DynamicGraph,
+    apart: Option<&EdgesApart>,
+    batch: Batch<'_>,
+) -> Result<Option<(Phases, f64)>, EngineError> {
+    match apart {
+        Some(apart) => relabel_phases(&apart.whole(g), batch),
+        None => relabel_phases(g, batch),
+    }
 }
 
 /// Runs the two phases of a batch on `m`, one `process` call each, and

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use csm_engine::{
-    process_phases, relabel_phases, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
+    process_phases, relabel_phases_in, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
 };
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{labels_plans_skip, static_plan, GraphStats, OrderStrategy, QueryGraph, Sign};
@@ -581,13 +581,10 @@ impl ContinuousMatcher for GpuEngine {
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let phases = {
             let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-            match (inner.state.as_ref(), self.apart.as_ref()) {
-                (Some(st), Some(apart)) => relabel_phases(&apart.whole(&st.graph), batch)?,
-                (Some(st), None) => relabel_phases(&st.graph, batch)?,
-                (None, _) => None,
-            }
+            let state = inner.state.as_ref();
+            state.map(|st| relabel_phases_in(&st.graph, self.apart.as_ref(), batch))
         };
-        if let Some(phases) = phases {
+        if let Some(phases) = phases.transpose()?.flatten() {
             return process_phases(self, batch, phases);
         }
         let Some(apart) = self.apart.as_ref() else {

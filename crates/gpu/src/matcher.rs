@@ -334,13 +334,19 @@ impl DeviceMatcher {
 
     /// The build for `shape`, made on first use.
     fn build(&mut self, shape: Shape) -> GpuResult<&Build> {
-        if shape == Shape::NARROW {
-            return Ok(&self.narrow);
-        }
-        if self.wide.is_none() {
+        if shape != Shape::NARROW && self.wide.is_none() {
             self.wide = Some(Build::new(&self.gpu, &self.config, shape)?);
         }
-        Ok(self.wide.as_ref().expect("made above"))
+        Ok(self.made(shape))
+    }
+
+    /// The build for `shape`, which [`DeviceMatcher::build`] made.
+    fn made(&self, shape: Shape) -> &Build {
+        if shape == Shape::NARROW {
+            &self.narrow
+        } else {
+            self.wide.as_ref().expect("made by build()")
+        }
     }
 
     /// A device buffer of at least `len` words in `slot` (grown by half);
@@ -419,11 +425,7 @@ impl DeviceMatcher {
         stream
             .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_WORDS))
             .map_err(|e| GpuError::driver("cuMemsetD8 (deferred)", e))?;
-        let build = if shape == Shape::NARROW {
-            &self.narrow
-        } else {
-            self.wide.as_ref().expect("made by run")
-        };
+        let build = self.made(shape);
         let cfg = LaunchConfig {
             grid_dim: (build.blocks, 1, 1),
             block_dim: (MATCH_BLOCK, 1, 1),

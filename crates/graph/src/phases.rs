@@ -304,7 +304,7 @@ impl<'g, G: StartState> Replay<'g, G> {
             .edges
             .iter()
             .filter(|(key, _)| moved.contains_key(&key.0) || moved.contains_key(&key.1))
-            .filter_map(|(&key, _)| Some((self.edges[&key].0, key, self.edge(key)?)))
+            .filter_map(|(&key, &(at, _))| Some((at, key, self.edge(key)?)))
             .collect();
         edges.sort_unstable();
         for (at, (u, v), label) in edges {

@@ -213,24 +213,27 @@ pub fn run_batch_study(
         if cfg.max_batches.is_some_and(|m| i >= m) {
             break;
         }
-        if relabels(&*g, chunk) {
-            // a batch that re-adds a vertex under another label: studied as
-            // the two batches every engine processes it as
-            let phases = split_relabels(&*g, chunk, &cfg.source, cfg.strictness)?;
-            let parts = [&phases.removal, &phases.addition];
-            for (k, part) in parts.into_iter().filter(|p| !p.is_empty()).enumerate() {
-                let mut r = study_batch(g, plans, part, i, policy, cfg, exact)?;
-                if k == 0 {
-                    r.skipped += phases.skipped;
-                }
-                on_batch(&r);
-                reports.push(r);
+        // a batch that re-adds a vertex under another label: studied as the
+        // two batches every engine processes it as
+        let phases = match relabels(&*g, chunk) {
+            true => Some(split_relabels(&*g, chunk, &cfg.source, cfg.strictness)?),
+            false => None,
+        };
+        let parts: Vec<&[LocatedUpdate]> = match &phases {
+            Some(p) => [&p.removal[..], &p.addition[..]]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect(),
+            None => vec![chunk],
+        };
+        for (k, part) in parts.into_iter().enumerate() {
+            let mut r = study_batch(g, plans, part, i, policy, cfg, exact)?;
+            if k == 0 {
+                r.skipped += phases.as_ref().map_or(0, |p| p.skipped);
             }
-            continue;
+            on_batch(&r);
+            reports.push(r);
         }
-        let r = study_batch(g, plans, chunk, i, policy, cfg, exact)?;
-        on_batch(&r);
-        reports.push(r);
     }
     let summary = StudySummary::of(&policy.name(), &reports);
     Ok((reports, summary))

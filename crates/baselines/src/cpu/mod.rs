@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use csm_engine::{
-    process_phases, relabel_phases, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
+    process_phases, relabel_phases_in, Batch, BatchResult, ContinuousMatcher, EdgesApart, EngineError, StaticMatcher,
 };
 use csm_graph::{
     BatchDelta, CommonView, CsrGraph, DynamicGraph, Edge, GraphData, GraphView, HubLabelGroups, Hubs, Label,
-    LocatedUpdate, NewGroups, Phases, Staging, UpdateVersions, Version, VertexId,
+    LocatedUpdate, NewGroups, Staging, UpdateVersions, Version, VertexId,
 };
 use csm_planner::{
     delta_plans_on, for_each_seed, labels_plans_skip, seed_fits, single_edge_restricted, DeltaCounts, DeltaPlan,
@@ -935,7 +935,11 @@ impl ContinuousMatcher for CpuEngine {
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
-        if let Some(phases) = self.relabel_phases(batch)? {
+        let phases = self
+            .state
+            .as_ref()
+            .map(|st| relabel_phases_in(&st.0, self.apart.as_ref(), batch));
+        if let Some(phases) = phases.transpose()?.flatten() {
             return process_phases(self, batch, phases);
         }
         if self.apart.is_some() {
@@ -959,18 +963,6 @@ impl ContinuousMatcher for CpuEngine {
 }
 
 impl CpuEngine {
-    /// [`csm_engine::relabel_phases`] on the whole graph (the registered one
-    /// and the edges kept apart).
-    fn relabel_phases(&self, batch: Batch<'_>) -> Result<Option<(Phases, f64)>, EngineError> {
-        let Some((g, ..)) = self.state.as_ref() else {
-            return Ok(None);
-        };
-        match &self.apart {
-            Some(apart) => relabel_phases(&apart.whole(g), batch),
-            None => relabel_phases(g, batch),
-        }
-    }
-
     /// One batch on the registered graph (all of it, or the part that goes
     /// to the graph when edges are kept apart).
     fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
