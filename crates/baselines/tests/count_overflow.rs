@@ -46,7 +46,9 @@ fn star_query(leaves: &[u32], handle: Option<u32>) -> QueryGraph {
 }
 
 /// Embeddings of the star at one center: leaves of each label map
-/// injectively to that label's leaves (a falling factorial per label).
+/// injectively to that label's leaves (a falling factorial per label),
+/// saturating at `u128::MAX` (60^24 needs 142 bits): callers multiply it
+/// saturating too.
 fn per_center(m: &[u32], leaves: &[u32]) -> u128 {
     let mut total = 1u128;
     for (i, &n) in m.iter().enumerate() {
@@ -116,7 +118,7 @@ proptest! {
     ) {
         let handle = (h > 0).then_some(m.len() as u32 + 1);
         let q = star_query(&leaves, handle);
-        let want = as_count(u128::from(c) * u128::from(h.max(1)) * per_center(&m, &leaves));
+        let want = as_count((u128::from(c) * u128::from(h.max(1))).saturating_mul(per_center(&m, &leaves)));
         let csr = CsrGraph::from_data(&stars(c, &m, h)).unwrap();
         for name in ["cpu", "cpu-nosym"] {
             let got = static_engine(name, &opts(threads, order)).unwrap().count(&csr, &q).unwrap();
@@ -137,7 +139,7 @@ proptest! {
         prop_assume!(leaves.contains(&1));
         let handle = (h > 0).then_some(m.len() as u32 + 1);
         let q = star_query(&leaves, handle);
-        let want = as_count(u128::from(h.max(1)) * per_center(&m, &leaves));
+        let want = as_count(u128::from(h.max(1)).saturating_mul(per_center(&m, &leaves)));
         let mut g = stars(c, &m, h);
         let joins: Vec<Edge> = g
             .edges
@@ -191,4 +193,20 @@ fn a_star_of_sixteen_labels_saturates() {
         .count(&csr, &star_query(&leaves[..14], None))
         .unwrap();
     assert_eq!(got, 20u64.pow(14));
+}
+
+/// A star whose count needs more than 128 bits (60 leaves of each of five
+/// labels, 24 query leaves: about 10^42 per center), on three centers with
+/// three handles: the oracle itself must saturate, and the engines too.
+#[test]
+fn a_star_past_128_bits_saturates() {
+    let m = vec![60; 5];
+    let leaves: Vec<u32> = (1..=5).flat_map(|l| std::iter::repeat_n(l, 5)).skip(1).collect();
+    assert_eq!(per_center(&m, &leaves), u128::MAX);
+    let q = star_query(&leaves, Some(6));
+    let csr = CsrGraph::from_data(&stars(3, &m, 3)).unwrap();
+    for name in ["cpu", "cpu-nosym"] {
+        let got = static_engine(name, &opts(2, 0)).unwrap().count(&csr, &q).unwrap();
+        assert_eq!(got, SATURATED, "{name}");
+    }
 }
