@@ -44,7 +44,7 @@ use crate::intersect::{intersect_into, intersect_len, sorted_intersection_into, 
 use crate::plan::{below, Level, Plan, Read, WideTail};
 use crate::query::MAX_QUERY_VERTICES;
 use crate::quota::{Quota, Tally};
-use crate::suffix_memo::{MemoScope, SharedSuffixMemo, SharedUse, SuffixMemo};
+use crate::suffix_memo::{MemoScope, Pending, SharedSuffixMemo, SharedUse, SuffixMemo};
 
 /// Observes (and may prune) the execution tree.
 ///
@@ -807,18 +807,7 @@ impl Executor {
         // (a capped count notes every match as it is listed)
         let memo = !ENUM && !V::OBSERVES && plan.suffix_memo >> d & 1 == 1 && !self.tally.capped();
         let pending = if memo {
-            // this thread's table first, then the one shared with others
-            let found = self.suffix.lookup(self.scope, plan, d, &self.emb).or_else(|pending| {
-                let shared = self.shared_suffix.as_deref_mut().filter(|s| s.is_on());
-                match shared.and_then(|s| s.lookup(self.scope, d, &pending)) {
-                    Some(n) => {
-                        self.suffix.store(self.scope, pending, n);
-                        Ok(n)
-                    }
-                    None => Err(pending),
-                }
-            });
-            match found {
+            match self.memo_lookup(plan, d) {
                 Ok(n) => {
                     if n == 0 {
                         // (the entry's own failing set may name bindings
@@ -837,13 +826,70 @@ impl Executor {
         let work = self.work;
         let total = self.node::<G, V, ENUM>(g, plan, d, vis, f);
         if let Some(pending) = pending {
-            if let Some(shared) = self.shared_suffix.as_deref().filter(|s| s.is_on()) {
-                shared.store(self.scope, d, &pending, total, self.work - work);
-            }
-            self.suffix.store(self.scope, pending, total);
+            self.memo_store(d, pending, total, self.work - work);
         }
         vis.leave(d);
         total
+    }
+
+    /// The suffix memo's count of the node at depth `d` bound to `emb`
+    /// in the current scope: this thread's table first, then the one
+    /// shared with others; else where to store it ([`Self::memo_store`]).
+    #[inline]
+    fn memo_lookup(&mut self, plan: &Plan, d: usize) -> Result<u64, Pending> {
+        self.suffix.lookup(self.scope, plan, d, &self.emb).or_else(|pending| {
+            let shared = self.shared_suffix.as_deref_mut().filter(|s| s.is_on());
+            match shared.and_then(|s| s.lookup(self.scope, d, &pending)) {
+                Some(n) => {
+                    self.suffix.store(self.scope, pending, n);
+                    Ok(n)
+                }
+                None => Err(pending),
+            }
+        })
+    }
+
+    /// Stores `total`, the count of the node `pending` came from (at depth
+    /// `d`, after `work` nodes), in this thread's table and offers it to
+    /// the shared one.
+    #[inline]
+    fn memo_store(&mut self, d: usize, pending: Pending, total: u64, work: u64) {
+        if let Some(shared) = self.shared_suffix.as_deref().filter(|s| s.is_on()) {
+            shared.store(self.scope, d, &pending, total, work);
+        }
+        self.suffix.store(self.scope, pending, total);
+    }
+
+    /// For callers that split a node's children across threads themselves
+    /// ([`Self::count_strided`], [`Self::candidates`]): the suffix memo's
+    /// count of the node bound to `prefix` in `scope`, if the plan caches
+    /// that depth ([`Plan::suffix_memo`]) and an earlier count in `scope`
+    /// on this thread (or in the shared table) stored it. Such a caller
+    /// that skipped the lookup enumerated what the memo counts once: a
+    /// star's twin leaves on two threads took minutes where one took 1 ms.
+    pub fn cached_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId]) -> Option<u64> {
+        let d = prefix.len();
+        if plan.suffix_memo >> d & 1 == 0 || self.tally.capped() || d >= plan.depth() {
+            return None;
+        }
+        self.scope = scope.0;
+        self.emb[..d].copy_from_slice(prefix);
+        self.memo_lookup(plan, d).ok()
+    }
+
+    /// Stores `n` as the count of the node bound to `prefix` in `scope`,
+    /// for [`Self::cached_count`] (and this thread's counts in `scope`)
+    /// to find; `n` must be what [`Self::count_within`] gives for it.
+    pub fn cache_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId], n: u64) {
+        let d = prefix.len();
+        if plan.suffix_memo >> d & 1 == 0 || self.tally.capped() || d >= plan.depth() {
+            return;
+        }
+        self.scope = scope.0;
+        self.emb[..d].copy_from_slice(prefix);
+        if let Err(pending) = self.memo_lookup(plan, d) {
+            self.memo_store(d, pending, n, u64::MAX);
+        }
     }
 
     /// A node at depth `d` past its visitor's `enter` ([`Executor::rec`]):

@@ -272,6 +272,18 @@ fn with_exec<R>(f: impl FnOnce(&mut Executor) -> R) -> R {
     EXEC.with(|ex| f(&mut ex.borrow_mut()))
 }
 
+/// Nodes whose children the parallel counts computed to spread them over
+/// the pool ([`count_split_in`]), in this process.
+static SPREAD_NODES: AtomicU64 = AtomicU64::new(0);
+
+/// How many nodes the parallel counts of this process examined for
+/// spreading their children over the pool, computing their candidates
+/// (the overhead a count adds to one thread's search; for tests and
+/// probes: the counter is process-wide).
+pub fn spread_nodes() -> u64 {
+    SPREAD_NODES.load(Ordering::Relaxed)
+}
+
 /// Nodes whose children's subtrees are estimated below this many list
 /// entries are not split.
 const SPLIT_MIN_WORK: u64 = 1024;
@@ -360,6 +372,10 @@ pub(crate) struct Shared<'a> {
     quota: Option<&'a Arc<Quota>>,
     scope: Option<MemoScope>,
     suffix: Option<&'static SharedSuffixMemo>,
+    /// Tasks the narrow levels split above made (the product of their
+    /// widths; 0 for none): once they are a few per thread, a narrow level
+    /// no longer splits each child again ([`count_split_node`]).
+    width: usize,
 }
 
 impl Shared<'_> {
@@ -372,6 +388,12 @@ impl Shared<'_> {
 /// [`count_split`]. `busy`: the pool has other work queued even when this
 /// thread's queue is empty (the other updates of an overlapped run), so
 /// only a heavy node splits. `shared`: see [`Shared`].
+///
+/// The node's count is taken from the suffix memo where a part on this
+/// thread (or the shared table) found it, and stored there once counted:
+/// the parts of one count share its scope, so that splitting a node's
+/// children never lists what one thread's search counts once
+/// ([`Executor::cached_count`]).
 fn count_split_in<G: GraphView + ?Sized>(
     g: &G,
     plan: &Plan,
@@ -382,6 +404,34 @@ fn count_split_in<G: GraphView + ?Sized>(
     if shared.quota.is_some_and(|q| q.stops()) {
         return 0;
     }
+    let scope = shared.scope();
+    let shared = Shared {
+        scope: Some(scope),
+        ..shared
+    };
+    let memo = shared.quota.is_none() && rayon::current_num_threads() > 1;
+    if let Some(n) = memo
+        .then(|| with_exec_shared(shared, |ex| ex.cached_count(scope, plan, prefix)))
+        .flatten()
+    {
+        return n;
+    }
+    let n = count_split_node(g, plan, prefix, busy, shared);
+    if memo {
+        with_exec_shared(shared, |ex| ex.cache_count(scope, plan, prefix, n));
+    }
+    n
+}
+
+/// [`count_split_in`] past the memo: the node on this thread or its
+/// children (or parts) spread over the pool.
+fn count_split_node<G: GraphView + ?Sized>(
+    g: &G,
+    plan: &Plan,
+    prefix: &[VertexId],
+    busy: bool,
+    shared: Shared<'_>,
+) -> u64 {
     let d = prefix.len();
     let threads = rayon::current_num_threads();
     // where the plan splits into parts the count is a product, without
@@ -423,6 +473,7 @@ fn count_split_in<G: GraphView + ?Sized>(
     if pending && (memo_stays || candidates_bound(g, plan, prefix) < HEAVY_MIN_CANDS) {
         return here();
     }
+    SPREAD_NODES.fetch_add(1, Ordering::Relaxed);
     let cands = with_exec(|ex| {
         let mut c = Vec::new();
         ex.candidates(g, plan, prefix, &mut c);
@@ -456,7 +507,17 @@ fn count_split_in<G: GraphView + ?Sized>(
         memo: shared.memo.or(own.as_ref()),
         ..shared
     };
-    if n < NARROW_TASKS * threads && d + 2 < plan.depth() {
+    // (the tasks split above already keep the pool busy: splitting every
+    // child of every narrow level again made a node per tuple of a deep
+    // plan's narrow levels, each estimated heavy by its depth, where one
+    // thread's memo counts them once: a 16-leaf star's batch on two threads
+    // ran for minutes, on one for a millisecond)
+    let width = shared.width.max(1);
+    if n < NARROW_TASKS * threads && d + 2 < plan.depth() && width < NARROW_TASKS * threads {
+        let shared = Shared {
+            width: width.saturating_mul(n),
+            ..shared
+        };
         let mut p = [0; MAX_QUERY_VERTICES];
         p[..d].copy_from_slice(prefix);
         return cands
@@ -616,6 +677,7 @@ fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds
     // 3-8% slower on two threads, see SharedSuffixMemo)
     let shared = Shared {
         scope: Some(MemoScope::new()),
+        width: seeds.len(),
         ..Shared::default()
     };
     seeds
@@ -841,6 +903,7 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: O
         quota,
         scope: Some(MemoScope::new()),
         suffix: memo.then(SharedSuffixMemo::global),
+        width: 0,
     };
     (0..g.num_vertices() as VertexId)
         .into_par_iter()

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod measure;
+pub mod stars;
 
 use std::collections::{BTreeMap, BTreeSet};
 
