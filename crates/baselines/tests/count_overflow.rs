@@ -11,9 +11,9 @@ use csm_baselines::registry::{continuous_engine, static_engine, EngineOptions};
 use std::sync::Arc;
 
 use csm_engine::Batch;
-use csm_graph::{CsrGraph, Edge, GraphData, Strictness, Update, VertexId};
+use csm_graph::{CsrGraph, Edge, Strictness, Update};
 use csm_planner::count::SATURATED;
-use csm_planner::{CostOrder, GcsmOrder, OrderStrategy, QueryGraph};
+use csm_planner::{CostOrder, GcsmOrder, OrderStrategy};
 use proptest::prelude::*;
 
 /// What an engine must report for a true count of `n`.
