@@ -869,7 +869,7 @@ impl Executor {
     /// star's twin leaves on two threads took minutes where one took 1 ms.
     pub fn cached_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId]) -> Option<u64> {
         let d = prefix.len();
-        if plan.suffix_memo >> d & 1 == 0 || self.tally.capped() || d >= plan.depth() {
+        if d >= plan.depth() || plan.suffix_memo >> d & 1 == 0 || self.tally.capped() {
             return None;
         }
         self.scope = scope.0;
@@ -882,7 +882,7 @@ impl Executor {
     /// to find; `n` must be what [`Self::count_within`] gives for it.
     pub fn cache_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId], n: u64) {
         let d = prefix.len();
-        if plan.suffix_memo >> d & 1 == 0 || self.tally.capped() || d >= plan.depth() {
+        if d >= plan.depth() || plan.suffix_memo >> d & 1 == 0 || self.tally.capped() {
             return;
         }
         self.scope = scope.0;
