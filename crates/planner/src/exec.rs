@@ -1025,8 +1025,13 @@ impl Executor {
                     };
                     size(a) * size(b) * size(c) + 2 * abc - ab * size(c) - ac * size(b) - bc * size(a)
                 }
-                // twins (WideTail::of): one set, |S|·(|S| − 1)···(|S| − t + 1)
-                [a, ..] => (0..group.len() as u128).fold(1u128, |n, i| n.saturating_mul(size(a).saturating_sub(i))),
+                // twins (WideTail::of): one set, |S|·(|S| − 1)···(|S| − t + 1);
+                // or two classes of twins
+                [a, ..] => match &crate::plan::twin_classes(group, &tail.nested)[..] {
+                    [c] => count::falling(size(a), c.len() as u128),
+                    [c, d] => count::two_classes(size(c[0]), c.len(), size(d[0]), d.len(), both(c[0], d[0])),
+                    _ => unreachable!("WideTail::of keeps groups of at most two classes"),
+                },
                 [] => unreachable!("tail groups are not empty"),
             };
             total = total.saturating_mul(tuples);

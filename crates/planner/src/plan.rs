@@ -453,7 +453,9 @@ fn memo_level(levels: &[Level], independent_tail: bool) -> Option<usize> {
 /// one label; each group has at most three levels, whose injective tuples
 /// inclusion–exclusion counts from pairwise and triple overlaps, or any
 /// number of twins, whose t injective tuples from one set S number
-/// |S|·(|S| − 1)···(|S| − t + 1): a star's leaves of one label). A tail
+/// |S|·(|S| − 1)···(|S| − t + 1): a star's leaves of one label, or two
+/// classes of twins, a from A and b from B, counted from |A|, |B| and
+/// |A ∩ B| ([`crate::count::two_classes`])). A tail
 /// level may reuse an earlier tail level's candidates ([`Level::reuse`],
 /// e.g. twins: two same-label leaves of the same vertices); the tail's
 /// positions hold no binding while it is counted, so the reused set is the
@@ -503,15 +505,33 @@ impl WideTail {
                 .flat_map(|g| g.iter().flat_map(move |&x| g.iter().map(move |&y| (x, y))))
                 .filter(|&(x, y)| x != y && within(&levels[x as usize], &levels[y as usize]))
                 .collect();
-            // a group of more than three levels only of twins (equal sets)
-            let twins = |g: &Vec<u8>| g.iter().all(|&x| g.iter().all(|&y| x == y || nested.contains(&(x, y))));
-            groups.iter().all(|g| g.len() <= 3 || twins(g)).then_some(WideTail {
-                start: start as u8,
-                groups,
-                nested,
-            })
+            // a group of more than three levels only of twins (equal sets),
+            // or of two classes of twins (a delta plan's leaves of one label
+            // reading the old list and the new one)
+            groups
+                .iter()
+                .all(|g| g.len() <= 3 || twin_classes(g, &nested).len() <= 2)
+                .then_some(WideTail {
+                    start: start as u8,
+                    groups,
+                    nested,
+                })
         })
     }
+}
+
+/// The levels of a [`WideTail`] group in classes of twins (each pair of a
+/// class nested both ways: equal candidate sets), in group order.
+pub fn twin_classes(group: &[u8], nested: &[(u8, u8)]) -> Vec<Vec<u8>> {
+    let mut classes: Vec<Vec<u8>> = Vec::new();
+    for &x in group {
+        let twin = |c: &&mut Vec<u8>| nested.contains(&(x, c[0])) && nested.contains(&(c[0], x));
+        match classes.iter_mut().find(twin) {
+            Some(c) => c.push(x),
+            None => classes.push(vec![x]),
+        }
+    }
+    classes
 }
 
 /// Whether a delta plan counts appearing or vanishing embeddings.
