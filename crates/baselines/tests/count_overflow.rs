@@ -6,7 +6,7 @@
 mod common;
 
 use common::located;
-use common::stars::{per_center, star_query, stars};
+use common::stars::{per_center, process_joins, star_query, stars, take_joins};
 use csm_baselines::registry::{continuous_engine, static_engine, EngineOptions};
 use std::sync::Arc;
 
@@ -97,23 +97,13 @@ proptest! {
         let q = star_query(&leaves, handle);
         let want = as_count(u128::from(h.max(1)).saturating_mul(per_center(&m, &leaves)));
         let mut g = stars(c, &m, h);
-        let joins: Vec<Edge> = g
-            .edges
-            .iter()
-            .filter(|e| e.u == 0 && g.labels[e.v as usize] == 1)
-            .copied()
-            .collect();
-        g.edges.retain(|e| !joins.contains(e));
+        let joins = take_joins(&mut g);
         for name in ["cpu", "cpu-whole"] {
             let mut eng = continuous_engine(name, &opts(threads, order)).unwrap();
             eng.init(&g, &q).unwrap();
             for insert in [true, false] {
-                let batch = located(joins.iter().map(|&e| if insert { Update::AddEdge(e) } else { Update::RemoveEdge(e) }));
-                let r = eng
-                    .process(Batch { updates: &batch, source: "joins", strictness: Strictness::Strict })
-                    .unwrap();
-                let (pos, neg) = if insert { (want, 0) } else { (0, want) };
-                prop_assert_eq!((r.positive, r.negative), (pos, neg), "{} on m = {:?}, leaves = {:?}", name, m, leaves);
+                let want = if insert { (want, 0) } else { (0, want) };
+                prop_assert_eq!(process_joins(eng.as_mut(), &joins, insert), want, "{} on m = {:?}, leaves = {:?}", name, m, leaves);
             }
         }
     }
@@ -182,31 +172,16 @@ fn single_updates_add_up_to_the_closed_form() {
     let want = as_count(u128::from(h) * per_center(&m, &leaves));
     assert!(want > 0 && want < SATURATED);
     let mut g = stars(2, &m, h);
-    let joins: Vec<Edge> = (g.edges.iter())
-        .filter(|e| e.u == 0 && g.labels[e.v as usize] == 1)
-        .copied()
-        .collect();
-    g.edges.retain(|e| !joins.contains(e));
+    let joins = take_joins(&mut g);
     for name in ["cpu", "cpu-nosym", "cpu-whole"] {
         for (threads, order) in [(1, 0), (2, 0), (1, 1), (2, 2)] {
             let mut eng = continuous_engine(name, &opts(threads, order)).unwrap();
             eng.init(&g, &q).unwrap();
             for insert in [true, false] {
                 let (mut pos, mut neg) = (0u64, 0u64);
-                for &e in &joins {
-                    let batch = located([if insert {
-                        Update::AddEdge(e)
-                    } else {
-                        Update::RemoveEdge(e)
-                    }]);
-                    let r = eng
-                        .process(Batch {
-                            updates: &batch,
-                            source: "joins",
-                            strictness: Strictness::Strict,
-                        })
-                        .unwrap();
-                    (pos, neg) = (pos + r.positive, neg + r.negative);
+                for e in &joins {
+                    let (p, n) = process_joins(eng.as_mut(), std::slice::from_ref(e), insert);
+                    (pos, neg) = (pos + p, neg + n);
                 }
                 let expected = if insert { (want, 0) } else { (0, want) };
                 assert_eq!(

@@ -5,12 +5,9 @@
 
 mod common;
 
-use common::located;
-use common::stars::{per_center, star_query, stars};
+use common::stars::{per_center, process_joins, star_query, stars, take_joins};
 use csm_baselines::cpu::spread_nodes;
 use csm_baselines::registry::{continuous_engine, EngineOptions};
-use csm_engine::Batch;
-use csm_graph::{Edge, Strictness, Update};
 use csm_planner::{CostOrder, OrderStrategy};
 use std::sync::Arc;
 
@@ -33,11 +30,7 @@ fn batches_on_two_threads_count_twin_leaves_without_listing_them() {
         let q = star_query(&leaves, Some(m.len() as u32 + 1));
         let want = u64::try_from(u128::from(h).saturating_mul(per_center(&m, &leaves))).unwrap_or(u64::MAX);
         let mut g = stars(2, &m, h);
-        let joins: Vec<Edge> = (g.edges.iter())
-            .filter(|e| e.u == 0 && g.labels[e.v as usize] == 1)
-            .copied()
-            .collect();
-        g.edges.retain(|e| !joins.contains(e));
+        let joins = take_joins(&mut g);
         let orders: [Arc<dyn OrderStrategy>; 2] = [EngineOptions::default().order, Arc::new(CostOrder)];
         for (k, order) in orders.into_iter().enumerate() {
             for name in ["cpu", "cpu-whole"] {
@@ -50,22 +43,9 @@ fn batches_on_two_threads_count_twin_leaves_without_listing_them() {
                 eng.init(&g, &q).unwrap();
                 let before = spread_nodes();
                 for insert in [true, false] {
-                    let batch = located(joins.iter().map(|&e| {
-                        if insert {
-                            Update::AddEdge(e)
-                        } else {
-                            Update::RemoveEdge(e)
-                        }
-                    }));
-                    let r = eng
-                        .process(Batch {
-                            updates: &batch,
-                            source: "joins",
-                            strictness: Strictness::Strict,
-                        })
-                        .unwrap();
-                    let (pos, neg) = if insert { (want, 0) } else { (0, want) };
-                    assert_eq!((r.positive, r.negative), (pos, neg), "{name}, order {k}, m = {m:?}");
+                    let want = if insert { (want, 0) } else { (0, want) };
+                    let got = process_joins(eng.as_mut(), &joins, insert);
+                    assert_eq!(got, want, "{name}, order {k}, m = {m:?}");
                 }
                 let spread = spread_nodes() - before;
                 assert!(spread < 5_000, "{name}, order {k}, m = {m:?}: {spread} nodes spread");

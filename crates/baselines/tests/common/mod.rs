@@ -280,7 +280,7 @@ pub fn check_batch(
     Ok(())
 }
 
-/// Feeds `eng` (already initialised on `model`) random batches drawn from/// Feeds `eng` (already initialised on `model`) random batches drawn from
+/// Feeds `eng` (already initialised on `model`) random batches drawn from
 /// `spec`, applying them to `model` too, and checks every batch's positive
 /// and negative against the brute-force set differences |M(G')\M(G)| and
 /// |M(G)\M(G')|. The error names the batch, the query and the updates.

@@ -1,7 +1,8 @@
 //! Stars whose embeddings have a closed form: centers joined to labelled
 //! leaves, the query a star over some of those labels.
 
-use csm_graph::{Edge, GraphData, VertexId};
+use csm_engine::{Batch, ContinuousMatcher};
+use csm_graph::{Edge, GraphData, Strictness, Update, VertexId};
 use csm_planner::QueryGraph;
 
 /// Centers `0..c` (label 0), then `m[l - 1]` leaves of each label `l ≥ 1`,
@@ -47,4 +48,35 @@ pub fn per_center(m: &[u32], leaves: &[u32]) -> u128 {
         }
     }
     total
+}
+
+/// Takes center 0's edges to its leaves of label 1 out of `g` and returns
+/// them: the joins the tests' batches add and remove again.
+pub fn take_joins(g: &mut GraphData) -> Vec<Edge> {
+    let joins: Vec<Edge> = (g.edges.iter())
+        .filter(|e| e.u == 0 && g.labels[e.v as usize] == 1)
+        .copied()
+        .collect();
+    g.edges.retain(|e| !joins.contains(e));
+    joins
+}
+
+/// `joins` added (`insert`) or removed as one batch on `eng`: its
+/// (positive, negative).
+pub fn process_joins(eng: &mut dyn ContinuousMatcher, joins: &[Edge], insert: bool) -> (u64, u64) {
+    let batch = super::located(joins.iter().map(|&e| {
+        if insert {
+            Update::AddEdge(e)
+        } else {
+            Update::RemoveEdge(e)
+        }
+    }));
+    let r = eng
+        .process(Batch {
+            updates: &batch,
+            source: "joins",
+            strictness: Strictness::Strict,
+        })
+        .expect("valid joins");
+    (r.positive, r.negative)
 }
