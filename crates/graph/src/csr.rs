@@ -151,18 +151,6 @@ impl CsrGraph {
     }
 }
 
-/// `xs` cut into the lists of `offsets` (vertex `v`'s is `offsets[v]..offsets[v + 1]`).
-pub(crate) fn split_lists<'a, T>(xs: &'a mut [T], offsets: &[u64]) -> Vec<&'a mut [T]> {
-    let mut lists = Vec::with_capacity(offsets.len().saturating_sub(1));
-    let mut rest = xs;
-    for w in offsets.windows(2) {
-        let (list, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
-        lists.push(list);
-        rest = tail;
-    }
-    lists
-}
-
 impl GraphView for CsrGraph {
     fn num_vertices(&self) -> usize {
         self.labels.len()

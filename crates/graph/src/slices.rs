@@ -21,13 +21,20 @@ pub(crate) fn windows_mut<T>(mut arena: &mut [T], spans: impl IntoIterator<Item 
 /// Sorts `keys` and moves each entry of `vals` (same length, or empty) with
 /// its key; entries compare by key, then value.
 pub(crate) fn sort_paired<K: Ord + Copy, V: Ord + Copy>(keys: &mut [K], vals: &mut [V]) {
+    sort_paired_in(keys, vals, &mut Vec::new());
+}
+
+/// [`sort_paired`] with `pairs` as its scratch buffer (callers that sort
+/// many lists reuse one).
+pub(crate) fn sort_paired_in<K: Ord + Copy, V: Ord + Copy>(keys: &mut [K], vals: &mut [V], pairs: &mut Vec<(K, V)>) {
     if vals.is_empty() {
         keys.sort_unstable();
         return;
     }
-    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+    pairs.clear();
+    pairs.extend(keys.iter().copied().zip(vals.iter().copied()));
     pairs.sort_unstable();
-    for (k, (key, val)) in pairs.into_iter().enumerate() {
+    for (k, &(key, val)) in pairs.iter().enumerate() {
         keys[k] = key;
         vals[k] = val;
     }

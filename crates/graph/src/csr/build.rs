@@ -21,6 +21,7 @@
 use rayon::prelude::*;
 
 use crate::error::{ErrorKind, InputError};
+use crate::slices::{sort_paired_in, windows_mut};
 use crate::types::{Edge, Label, VertexId, ABSENT};
 
 /// The arrays of a CSR: offsets (`n + 1`), neighbours, edge labels (empty
@@ -117,12 +118,11 @@ pub(super) fn build(labels: &[Label], edges: &[Edge], edge_labelled: bool, sourc
     // 3. each bucket: offsets, lists, sorting, repeated pairs
     let mut offsets = vec![0u64; n + 1];
     let width = 1usize << shift;
-    let regions = |xs: &[usize]| xs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
-    let sizes = regions(&starts);
-    let half_regions = cut(&mut half, &sizes);
-    let nbr_regions = cut(&mut nbrs, &sizes);
+    let regions = || starts.windows(2).map(|w| (w[0], w[1]));
+    let half_regions = windows_mut(&mut half, regions());
+    let nbr_regions = windows_mut(&mut nbrs, regions());
     let label_regions: Vec<Option<&mut [Label]>> = match edge_labelled {
-        true => cut(&mut elabels, &sizes).into_iter().map(Some).collect(),
+        true => windows_mut(&mut elabels, regions()).into_iter().map(Some).collect(),
         false => (0..buckets).map(|_| None).collect(),
     };
     let offset_regions: Vec<&mut [u64]> = offsets[1..].chunks_mut(width).collect();
@@ -187,22 +187,13 @@ fn sort_bucket(
         }
         *s += 1;
     }
-    let mut buf: Vec<u64> = Vec::new();
+    let mut pairs = Vec::new();
     let mut repeated = None;
     for (i, w) in start.windows(2).enumerate() {
         let list = &mut out[w[0]..w[1]];
+        // by neighbour, then label
         match labels.as_mut() {
-            // (neighbour, label) packed in a word: sorting words orders by
-            // neighbour, then label
-            Some(l) => {
-                let l = &mut l[w[0]..w[1]];
-                buf.clear();
-                buf.extend(list.iter().zip(l.iter()).map(|(&x, &y)| (x as u64) << 32 | y as u64));
-                buf.sort_unstable();
-                for ((x, y), &p) in list.iter_mut().zip(l.iter_mut()).zip(&buf) {
-                    (*x, *y) = ((p >> 32) as VertexId, p as Label);
-                }
-            }
+            Some(l) => sort_paired_in(list, &mut l[w[0]..w[1]], &mut pairs),
             None => list.sort_unstable(),
         }
         if repeated.is_none() {
@@ -214,25 +205,17 @@ fn sort_bucket(
     repeated
 }
 
-/// `xs` cut into consecutive slices of `sizes`.
-fn cut<'a, T>(xs: &'a mut [T], sizes: &[usize]) -> Vec<&'a mut [T]> {
-    let mut rest = xs;
-    let mut out = Vec::with_capacity(sizes.len());
-    for &s in sizes {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(s);
-        out.push(head);
-        rest = tail;
-    }
-    out
-}
-
 /// `xs` laid out bucket-major (bucket `b`'s region holds chunk 0's part,
 /// then chunk 1's, ...), cut into each chunk's pieces: `[chunk][bucket]`.
 fn pieces<'a, T>(xs: &'a mut [T], counts: &[Vec<usize>]) -> Vec<Vec<&'a mut [T]>> {
     let buckets = counts.first().map_or(0, |c| c.len());
-    let sizes: Vec<usize> = (0..buckets).flat_map(|b| counts.iter().map(move |c| c[b])).collect();
+    let sizes = (0..buckets).flat_map(|b| counts.iter().map(move |c| c[b]));
+    let spans = sizes.scan(0, |at, size| {
+        *at += size;
+        Some((*at - size, *at))
+    });
     let mut out: Vec<Vec<&mut [T]>> = (0..counts.len()).map(|_| Vec::with_capacity(buckets)).collect();
-    for (i, piece) in cut(xs, &sizes).into_iter().enumerate() {
+    for (i, piece) in windows_mut(xs, spans).into_iter().enumerate() {
         out[i % counts.len()].push(piece);
     }
     out

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::csr::CsrGraph;
 use crate::error::{ErrorKind, InputError};
-use crate::slices::sort_paired;
+use crate::slices::{csr_spans, sort_paired, windows_mut};
 use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSENT};
 use crate::view::{GraphView, Nbrs, Version, MARK};
 use degrees::DegreeCounts;
@@ -175,9 +175,9 @@ impl DynamicGraph {
         let mut ids: Vec<VertexId> = vec![0; total as usize];
         let mut elabels: Vec<Label> = vec![0; if edge_labelled { total as usize } else { 0 }];
         let starts: Vec<u64> = (0..n).step_by(BUILD_BLOCK).map(|v| off[v]).chain([total]).collect();
-        let id_blocks = crate::csr::split_lists(&mut ids, &starts);
+        let id_blocks = windows_mut(&mut ids, csr_spans(&starts));
         let label_blocks = if edge_labelled {
-            crate::csr::split_lists(&mut elabels, &starts)
+            windows_mut(&mut elabels, csr_spans(&starts))
         } else {
             (0..id_blocks.len()).map(|_| &mut [][..]).collect()
         };
