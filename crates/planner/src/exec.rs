@@ -868,28 +868,28 @@ impl Executor {
     /// that skipped the lookup enumerated what the memo counts once: a
     /// star's twin leaves on two threads took minutes where one took 1 ms.
     pub fn cached_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId]) -> Option<u64> {
-        let d = prefix.len();
-        if d >= plan.depth() || plan.suffix_memo >> d & 1 == 0 || self.tally.capped() {
-            return None;
-        }
-        self.scope = scope.0;
-        self.emb[..d].copy_from_slice(prefix);
-        self.memo_lookup(plan, d).ok()
+        self.node_lookup(scope, plan, prefix)?.ok()
     }
 
     /// Stores `n` as the count of the node bound to `prefix` in `scope`,
     /// for [`Self::cached_count`] (and this thread's counts in `scope`)
     /// to find; `n` must be what [`Self::count_within`] gives for it.
     pub fn cache_count(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId], n: u64) {
+        if let Some(Err(pending)) = self.node_lookup(scope, plan, prefix) {
+            self.memo_store(prefix.len(), pending, n, u64::MAX);
+        }
+    }
+
+    /// [`Self::memo_lookup`] for the node bound to `prefix` in `scope`;
+    /// `None` where the plan does not cache its depth or the count is capped.
+    fn node_lookup(&mut self, scope: MemoScope, plan: &Plan, prefix: &[VertexId]) -> Option<Result<u64, Pending>> {
         let d = prefix.len();
         if d >= plan.depth() || plan.suffix_memo >> d & 1 == 0 || self.tally.capped() {
-            return;
+            return None;
         }
         self.scope = scope.0;
         self.emb[..d].copy_from_slice(prefix);
-        if let Err(pending) = self.memo_lookup(plan, d) {
-            self.memo_store(d, pending, n, u64::MAX);
-        }
+        Some(self.memo_lookup(plan, d))
     }
 
     /// A node at depth `d` past its visitor's `enter` ([`Executor::rec`]):
