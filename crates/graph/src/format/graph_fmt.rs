@@ -28,6 +28,7 @@
 use super::lex::{
     data_lines, malformed, pair_key, parse_count, parse_id, parse_label, Fields, PairSet, Sink, MAX_REPORTED_ERRORS,
 };
+use super::pieces::Pool;
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
 use crate::ids::{too_sparse, IdMap, IdPolicy};
@@ -35,6 +36,10 @@ use crate::types::{Edge, GraphData, Label, VertexId, ABSENT, NO_EDGE_LABEL};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::{self, Write};
+
+mod parallel;
+#[cfg(test)]
+mod parallel_tests;
 
 /// Which `v`/`e` dialect a file is in.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,9 @@ struct Builder {
     /// Most vertices the input can hold (a `v` line takes 6 bytes or more).
     max_vertices: u64,
     interned: Option<Interned>,
+    /// Set by [`parallel::records`], which found no repeated pair (and
+    /// keeps no `lines`).
+    no_repeats: bool,
 }
 
 /// The file's ids of a [`Builder`] that renumbers: internal id → file id and back.
@@ -92,6 +100,7 @@ impl Builder {
             policy,
             max_vertices: content_len as u64 / 6 + 1,
             interned: (policy == IdPolicy::Compact).then(Interned::default),
+            no_repeats: false,
         }
     }
 
@@ -190,6 +199,9 @@ impl Builder {
     /// an earlier edge already has: the keys are sorted (on rayon's pool)
     /// and only the few repeated ones looked up again.
     fn repeated(&self) -> Vec<usize> {
+        if self.no_repeats {
+            return Vec::new();
+        }
         let mut keys: Vec<u64> = self.edges.par_iter().map(|e| pair_key(e.u, e.v)).collect();
         keys.par_sort_unstable();
         let mut twice: Vec<u64> = keys.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
@@ -363,6 +375,29 @@ pub(crate) fn read_ve(
     opts: &ReadOptions,
     dialect: Dialect,
 ) -> Result<(GraphData, ReadReport), InputError> {
+    read_ve_with(content, source_name, opts, dialect, Pool::Auto)
+}
+
+/// The text of `content` from the start of the line holding `text` (a
+/// slice of it), after any byte-order mark.
+fn from_line_of<'a>(content: &'a str, text: &str) -> &'a str {
+    let at = text.as_ptr() as usize - content.as_ptr() as usize;
+    let bom = if content.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    let start = content[..at].rfind('\n').map_or(0, |p| p + 1).max(bom);
+    &content[start..]
+}
+
+fn read_ve_with(
+    content: &str,
+    source_name: &str,
+    opts: &ReadOptions,
+    dialect: Dialect,
+    pool: Pool,
+) -> Result<(GraphData, ReadReport), InputError> {
     let mut sink = Sink::new(source_name, opts.lenient);
     let mut lines = data_lines(content).peekable();
     // (line, vertices, edges) of the header.
@@ -389,6 +424,13 @@ pub(crate) fn read_ve(
     }
     let (nh, mh) = header.map_or((0, 0), |(_, n, m)| (n, m));
     let mut b = Builder::new(nh, mh, opts.ids, content.len());
+    let on_pool = lines.peek().is_some_and(|&(line, text)| {
+        let rest = from_line_of(content, text);
+        pool.cut(rest.len())
+            .is_some_and(|cut| parallel::records(rest, line, cut, &mut b))
+    });
+    // (the records read on the pool are not read again)
+    let lines = (!on_pool).then_some(lines).into_iter().flatten();
     for (line, text) in lines {
         let f = Fields::split(text);
         let r = match (f.get(0), dialect) {

@@ -21,6 +21,7 @@ pub mod csm_fmt;
 mod detect;
 pub mod graph_fmt;
 mod lex;
+mod pieces;
 pub mod snap;
 
 pub use crate::gen::Labeller;

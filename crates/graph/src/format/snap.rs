@@ -19,12 +19,18 @@
 //! are errors, or skipped and counted in lenient mode.
 
 use super::lex::{data_lines, malformed, parse_id, Fields, Sink};
+use super::pieces::Pool;
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
 use crate::gen::{assign_labels, labels_of_ids};
 use crate::ids::{too_sparse, IdMap, IdPolicy, DENSE_ID_FLOOR};
 use crate::types::{Edge, GraphData, VertexId, ABSENT, NO_EDGE_LABEL};
+use rayon::prelude::*;
 use std::io::{self, Write};
+
+mod parallel;
+#[cfg(test)]
+mod parallel_tests;
 
 fn pair(f: &Fields) -> Result<(VertexId, VertexId), ErrorKind> {
     if f.n != 2 {
@@ -35,13 +41,15 @@ fn pair(f: &Fields) -> Result<(VertexId, VertexId), ErrorKind> {
 
 /// Reads a SNAP edge list (see the module docs).
 pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result<(GraphData, ReadReport), InputError> {
-    let mut sink = Sink::new(source_name, opts.lenient);
-    if let Err(m) = opts.labeller.validate() {
-        return Err(sink.err(0, malformed(format!("invalid labeller: {m}"))));
-    }
+    read_snap_with(content, source_name, opts, Pool::Auto)
+}
+
+/// The pair loop, sequentially: the pair keys of the lines that are not
+/// self-loops, the self-loops' ids, and the largest id with the line of its
+/// first mention; bad lines go to `sink`.
+fn pairs(content: &str, sink: &mut Sink) -> Result<parallel::Pairs, InputError> {
     let mut keys: Vec<u64> = Vec::with_capacity(content.len() / 12);
     let mut loop_ids: Vec<VertexId> = Vec::new();
-    // the largest id and the line of its first mention
     let mut max_id: Option<(VertexId, usize)> = None;
     for (line, text) in data_lines(content) {
         match pair(&Fields::split(text)) {
@@ -59,12 +67,35 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
             Err(k) => sink.skip(line, k)?,
         }
     }
+    Ok(parallel::Pairs { keys, loop_ids, max_id })
+}
+
+fn read_snap_with(
+    content: &str,
+    source_name: &str,
+    opts: &ReadOptions,
+    pool: Pool,
+) -> Result<(GraphData, ReadReport), InputError> {
+    let mut sink = Sink::new(source_name, opts.lenient);
+    if let Err(m) = opts.labeller.validate() {
+        return Err(sink.err(0, malformed(format!("invalid labeller: {m}"))));
+    }
+    let text = content.strip_prefix('\u{feff}').unwrap_or(content);
+    let on_pool = pool.cut(text.len()).and_then(|cut| parallel::pairs(text, cut));
+    let parallel::Pairs {
+        mut keys,
+        loop_ids,
+        max_id,
+    } = match on_pool {
+        Some(p) => p,
+        None => pairs(content, &mut sink)?,
+    };
     let Some((max_id, max_line)) = max_id else {
         sink.report.id_map = (opts.ids == IdPolicy::Compact).then(IdMap::default);
         return Ok((GraphData::default(), sink.report));
     };
     let lines = keys.len();
-    keys.sort_unstable();
+    keys.par_sort_unstable();
     keys.dedup();
     sink.report.self_loops = loop_ids.len();
     sink.report.duplicates_folded = lines - keys.len();
