@@ -20,7 +20,7 @@ pub use exec::{Executor, NoVisitor, SharedMemo, Visitor};
 pub use order::{strategy_by_name, CostOrder, GcsmOrder, OrderStrategy};
 pub use plan::{
     delta_plans, delta_plans_on, labels_plans_skip, static_plan, static_plan_on, DeltaPlan, Level, Plan, Read, Sign,
-    Split, MAX_OVERLAPS, MAX_OVERLAP_PLANS,
+    Split, MAX_OVERLAPS, MAX_OVERLAP_PLANS, MAX_PLAN_LEVELS,
 };
 pub use query::{drop_trivial_edge_labels, QVertex, QueryError, QueryGraph};
 pub use quota::Quota;

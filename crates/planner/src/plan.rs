@@ -749,7 +749,7 @@ pub fn static_plan_on(
 
 fn static_plan_from(q: &QueryGraph, order: Vec<QVertex>, stats: &GraphStats, version: Version) -> Plan {
     let order = defer_leaf(q, order, 1);
-    let how = Splitting::new(needs_label_checks(q, stats));
+    let how = Splitting::new(needs_label_checks(q, stats), q, 1);
     split_plan(q, order, 1, &how, &|_| version, None)
 }
 
@@ -766,20 +766,41 @@ pub const MAX_OVERLAPS: usize = 16;
 /// the bound list their parts' product instead.
 pub const MAX_OVERLAP_PLANS: usize = 256;
 
+/// Most levels the plans of one query may hold: its static plan, or all
+/// its delta plans together, with their splits' parts and overlaps. Each
+/// level is a few hundred bytes; a 32-vertex query with 119 edges made
+/// 230,000 plans of 5 M levels (2 GB, 7 s) before this bound. Splits past
+/// it are not made (their levels list the parts' product instead).
+pub const MAX_PLAN_LEVELS: usize = 1 << 18;
+
 /// What [`split_plan`] keeps across the plans of one query: whether levels
-/// check labels, and how many overlap plans may still be made
-/// ([`MAX_OVERLAP_PLANS`]).
+/// check labels, how many overlap plans may still be made
+/// ([`MAX_OVERLAP_PLANS`]), and how many more levels ([`MAX_PLAN_LEVELS`]).
 struct Splitting {
     check_labels: bool,
     overlaps_left: std::cell::Cell<usize>,
+    levels_left: std::cell::Cell<usize>,
 }
 
 impl Splitting {
-    fn new(check_labels: bool) -> Splitting {
+    /// For one plan of `q` out of `plans` (the delta plans share
+    /// [`MAX_PLAN_LEVELS`]; each may make a few splits at least).
+    fn new(check_labels: bool, q: &QueryGraph, plans: usize) -> Splitting {
         Splitting {
             check_labels,
             overlaps_left: std::cell::Cell::new(MAX_OVERLAP_PLANS),
+            levels_left: std::cell::Cell::new((MAX_PLAN_LEVELS / plans.max(1)).max(8 * q.num_vertices())),
         }
+    }
+
+    /// Counts a plan of `n` levels as made.
+    fn spend(&self, n: usize) {
+        self.levels_left.set(self.levels_left.get().saturating_sub(n));
+    }
+
+    /// Whether `plans` more plans of `n` levels fit in the level bound.
+    fn affords(&self, plans: usize, n: usize) -> bool {
+        plans.saturating_mul(n) <= self.levels_left.get()
     }
 
     /// Takes `n` overlap plans from the bound, or none when fewer are left.
@@ -803,6 +824,7 @@ fn split_plan(
 ) -> Plan {
     let mut plan = Plan::new(order.clone(), levels_for(q, &order, versions, skip), how.check_labels);
     let n = order.len();
+    how.spend(n);
     // A split pays where two or more parts have levels that the plan works
     // on at every node of the level before: the plan's nodes are then the
     // product of those parts' nodes, the split's their sum. Only a hoisted
@@ -812,7 +834,7 @@ fn split_plan(
     let works = |part: &Vec<QVertex>| part.iter().any(|&u| !(hoisted && u == order[n - 1]));
     let split = (fixed.max(1)..n.saturating_sub(1)).find_map(|at| {
         let parts = connected_parts(q, &order[at..])?;
-        if parts.iter().filter(|p| works(p)).count() < 2 {
+        if parts.iter().filter(|p| works(p)).count() < 2 || !how.affords(parts.len(), n) {
             return None;
         }
         // no overlaps where the parts' labels are disjoint
@@ -861,7 +883,7 @@ fn overlap_plans(
     // (none where the parts share no label; more than MAX_OVERLAPS: None)
     let mut patterns = Vec::new();
     merge_patterns(q, parts, &mut Vec::new(), 0, 0, &mut patterns)?;
-    if !how.take(patterns.len()) {
+    if !how.take(patterns.len()) || !how.affords(parts.len() + patterns.len(), order.len()) {
         return None;
     }
     let mut plans = Vec::new();
@@ -1057,7 +1079,7 @@ fn delta_plans_with(
                     q,
                     order.clone(),
                     2,
-                    &Splitting::new(needs_label_checks(q, stats)),
+                    &Splitting::new(needs_label_checks(q, stats), q, 2 * q.num_edges()),
                     &version_of,
                     Some(i),
                 ),

@@ -8,7 +8,7 @@
 
 use csm_graph::gen::{erdos_renyi, graph_from_pairs};
 use csm_graph::CsrGraph;
-use csm_planner::{delta_plans, CostOrder, GraphStats, QueryGraph, MAX_OVERLAPS, MAX_OVERLAP_PLANS};
+use csm_planner::{delta_plans, CostOrder, GraphStats, QueryGraph, MAX_OVERLAPS, MAX_OVERLAP_PLANS, MAX_PLAN_LEVELS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -48,5 +48,45 @@ fn nested_overlap_plans_stay_within_their_bound() {
     assert!(
         most > MAX_OVERLAP_PLANS / 2,
         "at most {most} overlap plans in a delta plan"
+    );
+}
+
+/// A connected query of `k` vertices and about `m` edges (a random tree,
+/// then random chords) with vertex labels drawn from `labels`.
+fn dense_query(r: &mut ChaCha8Rng, k: usize, m: usize, labels: u32) -> QueryGraph {
+    let mut edges: Vec<(usize, usize, u32)> = (1..k).map(|v| (r.random_range(0..v), v, 0)).collect();
+    while edges.len() < m {
+        let (a, b) = (r.random_range(0..k), r.random_range(0..k));
+        if a != b && !edges.iter().any(|&(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a)) {
+            edges.push((a, b, 0));
+        }
+    }
+    let vl = (0..k).map(|_| r.random_range(0..labels)).collect();
+    QueryGraph::new(vl, &edges, false).expect("valid query")
+}
+
+#[test]
+fn the_delta_plans_of_a_large_dense_query_share_a_level_bound() {
+    let mut r = ChaCha8Rng::seed_from_u64(7);
+    let n = 60;
+    let pairs = erdos_renyi(n, 400, 3);
+    let vl = (0..n).map(|_| r.random_range(0..5u32)).collect();
+    let g = CsrGraph::from_data(&graph_from_pairs(n, &pairs, vl, None)).expect("valid graph");
+    let mut most = 0;
+    for _ in 0..3 {
+        let q = dense_query(&mut r, 32, 119, 5);
+        let plans = delta_plans(&q, &CostOrder, &GraphStats::of(&g));
+        let levels: usize = plans.iter().flat_map(|p| p.plan.plans()).map(|p| p.levels.len()).sum();
+        // (each delta plan may overshoot its share by the plans of one split)
+        assert!(
+            levels <= 2 * MAX_PLAN_LEVELS,
+            "{levels} levels in {} delta plans",
+            plans.len()
+        );
+        most = most.max(levels);
+    }
+    assert!(
+        most > MAX_PLAN_LEVELS / 2,
+        "at most {most} levels: the bound never binds"
     );
 }
