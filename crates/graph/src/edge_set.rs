@@ -15,6 +15,7 @@
 //! A set may also hold each edge's label ([`EdgeSet::from_labelled`]): 4
 //! bytes more a base edge, and a hash map beside the inserted edges.
 
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
 use foldhash::fast::FixedState;
@@ -102,11 +103,12 @@ fn unpack(k: u64) -> EdgeKey {
 
 /// Sorts `items` by `key`; `Err` with a key given twice, or with the first
 /// key when there are more than a base holds ([`MAX_BASE`]).
-fn sort_distinct<T>(items: &mut [T], key: impl Fn(&T) -> EdgeKey) -> Result<(), EdgeKey> {
+fn sort_distinct<T: Send>(items: &mut [T], key: impl Fn(&T) -> EdgeKey + Sync) -> Result<(), EdgeKey> {
     if items.len() > MAX_BASE {
         return Err(key(&items[0]));
     }
-    items.sort_unstable_by_key(&key);
+    // (on rayon's pool: equal keys are an error, so the order is one)
+    items.par_sort_unstable_by_key(&key);
     match items.windows(2).find(|w| key(&w[0]) == key(&w[1])) {
         Some(w) => Err(key(&w[0])),
         None => Ok(()),
