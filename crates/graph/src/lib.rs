@@ -46,6 +46,7 @@ pub mod by_label;
 pub mod common_view;
 pub mod compact;
 pub mod csr;
+mod degree_count;
 pub mod dynamic;
 pub mod edge_set;
 pub mod error;

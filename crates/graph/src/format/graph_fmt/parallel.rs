@@ -17,6 +17,7 @@
 //! errors, lenient reports and renumbering stay the sequential loop's alone.
 
 use super::Builder;
+use crate::degree_count::degrees;
 use crate::format::lex::{parse_count, parse_id, parse_label, Fields};
 use crate::format::pieces::{cut_at_line_ends, decimal_fields, is_blank, line_ends, line_slots, skip_blanks, Cut};
 use crate::ids::{too_sparse, IdPolicy};
@@ -135,7 +136,7 @@ pub(super) fn records(text: &str, first_line: usize, cut: Cut, b: &mut Builder) 
         return false;
     }
     next.no_repeats = true;
-    next.degree = degrees(&next.edges, next.labels.len());
+    next.degree = degrees(&next.edges, next.labels.len(), |e| (e.u, e.v));
     *b = next;
     true
 }
@@ -308,38 +309,6 @@ fn fill(region: &[u8], labels: &[Label], edges: &mut [Edge]) -> Option<(usize, b
     Some((k, labelled))
 }
 
-/// Each vertex's number of edges: groups of edges count into arrays of
-/// their own (no more of them than fit in the edges' own size), which are
-/// then summed by vertex ranges.
-fn degrees(edges: &[Edge], n: usize) -> Vec<u32> {
-    let groups = rayon::current_num_threads().min(3 * edges.len() / n.max(1)).max(1);
-    let count = |part: &[Edge]| {
-        let mut d = vec![0u32; n];
-        for e in part {
-            d[e.u as usize] += 1;
-            d[e.v as usize] += 1;
-        }
-        d
-    };
-    if groups == 1 {
-        return count(edges);
-    }
-    let per = edges.len().div_ceil(groups);
-    let counts: Vec<Vec<u32>> = edges.par_chunks(per).map(count).collect();
-    let mut total = vec![0u32; n];
-    let range = n.div_ceil(rayon::current_num_threads()).max(1 << 12);
-    total.par_chunks_mut(range).enumerate().for_each(|(r, out)| {
-        let at = r * range;
-        for c in &counts {
-            let len = out.len();
-            for (o, &x) in out.iter_mut().zip(&c[at..at + len]) {
-                *o += x;
-            }
-        }
-    });
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,18 +368,5 @@ mod tests {
             generic(b"v 1 2 18446744073709551615"),
             Record::Vertex(1, 2, Some(u64::MAX))
         );
-    }
-
-    #[test]
-    fn degrees_sum_the_groups() {
-        let edges: Vec<Edge> = (0..1000u32).map(|i| Edge::new(i % 7, 7 + i % 5, 0)).collect();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let d = pool.install(|| degrees(&edges, 13));
-        let mut want = vec![0u32; 13];
-        for e in &edges {
-            want[e.u as usize] += 1;
-            want[e.v as usize] += 1;
-        }
-        assert_eq!(d, want);
     }
 }
