@@ -52,13 +52,19 @@ typedef unsigned long long u64;
 
 // Query vertices (plan depth) supported: 8, or 16 in the build the host
 // compiles with `#define MAXQ 16` ahead of this file for queries of 9-16
-// vertices (crates/gpu/src/plan.rs Shape; the per-warp state below grows
-// from about 3 KB to 6 KB of shared memory).
+// vertices, or 32 with 15 reads a level and one warp a block in the build
+// it compiles with `#define MAXQ 32`, `MAXR 15`, `WARPS 1` (crates/gpu/src/
+// plan.rs Shape; the per-warp state below grows from about 3 KB to 6 KB
+// and 27 KB of shared memory).
 #ifndef MAXQ
 #define MAXQ 8
 #endif
+#ifndef MAXR
 #define MAXR 7          // reads per level (bound neighbours of a vertex)
-#define WARPS 4         // warps per block (block = 128 threads)
+#endif
+#ifndef WARPS
+#define WARPS 4         // warps per block (block = WARPS * 32 threads)
+#endif
 #define NONE 0xffffffffu
 #define MARK 0x80000000u
 #define VOLD 0u
@@ -68,7 +74,8 @@ typedef unsigned long long u64;
 #define HOT 0x80000000u  // VEntry.len: the list was copied to device memory (match v12)
 
 // Plan layout (u32 words), PLAN_WORDS per plan:
-//   [0] depth  [1] start depth (2 for delta plans, 1 for static plans)
+//   [0] depth (low 16 bits; the host's build tag above)
+//   [1] start depth (2 for delta plans, 1 for static plans)
 //   [2] sign (0 = positive, 1 = negative)  [3] check_labels
 //   level d at PLAN_HEADER + d * LEVEL_WORDS:
 //     [0] vertex label  [1] number of reads  [2] number of conflicts
@@ -77,7 +84,7 @@ typedef unsigned long long u64;
 //     [4+MAXR .. 4+2*MAXR)   read edge labels (NONE = any)
 //     [4+2*MAXR .. +MAXQ)    conflict positions
 #define PLAN_HEADER 4
-#define LEVEL_WORDS ((4 + 2 * MAXR + MAXQ + 3) & ~3)  // 28 for MAXQ 8, 36 for 16
+#define LEVEL_WORDS ((4 + 2 * MAXR + MAXQ + 3) & ~3)  // 28 for MAXQ 8, 36 for 16, 68 for 32/15
 #define PLAN_WORDS (PLAN_HEADER + MAXQ * LEVEL_WORDS)
 #define L_READS 4
 #define L_ELABELS (4 + MAXR)
@@ -715,7 +722,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
             v[6] = tc.w;
         }
         const u32* P = (const u32*)p.plans + (u64)plan * PLAN_WORDS;
-        const u32 depth = P[0], sign = P[2], checkl = P[3];
+        const u32 depth = P[0] & 0xffffu, sign = P[2], checkl = P[3];
         if (p.implicit_seeds) {
             start = P[1];
             if (__ldg(vlabels + v[0]) != P[PLAN_HEADER]) continue;

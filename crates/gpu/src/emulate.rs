@@ -7,7 +7,7 @@
 use csm_graph::{GraphView, Version, VertexId};
 
 use crate::cache::DcsrPack;
-use crate::plan::{Shape, Task, L_CONFS, L_ELABELS, L_READS, NONE, PLAN_HEADER};
+use crate::plan::{Shape, Task, L_READS, NONE, PLAN_HEADER};
 
 const MARK: u32 = csm_graph::view::MARK;
 const VOLD: u32 = 0;
@@ -89,7 +89,7 @@ pub fn emulate<G: GraphView + ?Sized>(
     let mut out = (0u64, 0u64);
     for s in seeds {
         let p = &plans[s.plan as usize * pw..(s.plan as usize + 1) * pw];
-        let (depth, start, sign, checkl) = (p[0] as usize, s.start as usize, p[2], p[3] != 0);
+        let (depth, start, sign, checkl) = ((p[0] & 0xffff) as usize, s.start as usize, p[2], p[3] != 0);
         if implicit && g.labels()[s.prefix[0] as usize] != p[PLAN_HEADER] {
             continue;
         }
@@ -164,7 +164,7 @@ fn level<G: GraphView + ?Sized>(
     let lists: Vec<List> = (0..nr)
         .map(|k| {
             let rd = lv[L_READS + k];
-            resolve(g, cache, emb[(rd & 0xff) as usize], rd >> 8, lv[L_ELABELS + k])
+            resolve(g, cache, emb[(rd & 0xff) as usize], rd >> 8, lv[shape.l_elabels() + k])
         })
         .collect();
     let mut sm = 0;
@@ -178,7 +178,7 @@ fn level<G: GraphView + ?Sized>(
         if checkl && labels[c as usize] != lv[0] {
             return false;
         }
-        if (0..lv[2] as usize).any(|j| emb[lv[L_CONFS + j] as usize] == c) {
+        if (0..lv[2] as usize).any(|j| emb[lv[shape.l_confs() + j] as usize] == c) {
             return false;
         }
         (0..nr).all(|k| k == sm || lists[k].member(c))

@@ -34,7 +34,7 @@ use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
-use crate::plan::{encode_plan, QueryPlans, Seed, SplitPolicy};
+use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy};
 use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
 use crate::shares::{encode_shares, LabelShares};
 
@@ -904,11 +904,14 @@ impl StaticMatcher for GpuEngine {
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
         let stats = GraphStats::of(g);
         let plan = static_plan(q, self.order.as_ref(), &stats, Version::New);
-        let mut words = Vec::new();
-        encode_plan(&plan, 1, Sign::Positive, &mut words).map_err(|e| EngineError::Unsupported {
+        let unsupported = |reason: String| EngineError::Unsupported {
             engine: self.name.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let shape = Shape::for_plans([&plan])
+            .ok_or_else(|| unsupported(format!("query of {} vertices: {}", q.num_vertices(), Shape::limits())))?;
+        let mut words = Vec::new();
+        encode_plan(&plan, shape, 1, Sign::Positive, &mut words).map_err(|e| unsupported(e.to_string()))?;
         encode_shares(&plan, &LabelShares::of(g), &mut words);
         let memory = match self.variant {
             Variant::Zp => HostMemory::Pinned,

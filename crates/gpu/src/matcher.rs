@@ -21,9 +21,9 @@ use crate::host_graph::HostGraph;
 use crate::nvrtc::{kernel_with, MATCH_CU};
 use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_WORDS};
 
-/// Threads per block of `match_kernel` (`WARPS * 32` in the source).
-pub const MATCH_BLOCK: u32 = 128;
-const WARPS_PER_BLOCK: usize = (MATCH_BLOCK / 32) as usize;
+/// Threads per block of `match_kernel`'s narrow build (`WARPS * 32` in the
+/// source; [`Shape::block_threads`] of each build).
+pub const MATCH_BLOCK: u32 = Shape::NARROW.block_threads();
 /// Output words (u64) of the kernel.
 pub const OUT_WORDS: usize = 9;
 /// Output slot of the tasks one launch deferred (reset per launch).
@@ -182,11 +182,12 @@ pub struct KernelStats {
 }
 
 /// One build of `match_kernel` ([`Shape`]): its function, grid size
-/// (blocks of [`MATCH_BLOCK`] threads, as many as fit on every SM at once)
-/// and per-warp scratch (candidate buffers and staging areas, one per
-/// query vertex).
+/// (blocks of [`Shape::block_threads`] threads, as many as fit on every SM
+/// at once) and per-warp scratch (candidate buffers and staging areas, one
+/// per query vertex).
 struct Build {
     func: CudaFunction,
+    shape: Shape,
     blocks: u32,
     cand: CudaSlice<u32>,
     stage: CudaSlice<u32>,
@@ -198,16 +199,17 @@ impl Build {
         let per_sm = match config.blocks_per_sm {
             Some(b) => b.max(1),
             None => func
-                .occupancy_max_active_blocks_per_multiprocessor(MATCH_BLOCK, 0, None)
+                .occupancy_max_active_blocks_per_multiprocessor(shape.block_threads(), 0, None)
                 .map_err(|e| GpuError::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
                 .max(1),
         };
         let blocks = per_sm * gpu.info().multiprocessors.max(1);
-        let warps = blocks as usize * WARPS_PER_BLOCK;
+        let warps = blocks as usize * shape.warps;
         let cand = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.chunk as usize)?;
         let stage = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.stage_words as usize)?;
         Ok(Build {
             func,
+            shape,
             blocks,
             cand,
             stage,
@@ -221,8 +223,9 @@ pub struct DeviceMatcher {
     config: MatcherConfig,
     /// The build for queries of up to 8 vertices, made with the matcher.
     narrow: Build,
-    /// The build for 9-16 vertices, made at the first such run.
-    wide: Option<Build>,
+    /// The wide and huge builds ([`Shape::ALL`] after the narrow one), each
+    /// made at its first run.
+    larger: [Option<Build>; 2],
     out: CudaSlice<u64>,
     counter: CudaSlice<u64>,
     plans: Option<CudaSlice<u32>>,
@@ -252,7 +255,7 @@ impl DeviceMatcher {
             gpu,
             config,
             narrow,
-            wide: None,
+            larger: [None, None],
             out,
             counter,
             plans: None,
@@ -312,7 +315,7 @@ impl DeviceMatcher {
     pub fn task_options(&self) -> TaskOptions {
         let mut t = self.config.tasks;
         if t.target_tasks == TaskOptions::AUTO {
-            t.target_tasks = 2 * self.blocks() as usize * WARPS_PER_BLOCK;
+            t.target_tasks = 2 * self.blocks() as usize * Shape::NARROW.warps;
         }
         t
     }
@@ -323,19 +326,21 @@ impl DeviceMatcher {
         self.narrow.blocks
     }
 
-    /// Bytes of per-warp scratch on the device (both builds, once made).
+    /// Bytes of per-warp scratch on the device (every build made).
     pub fn scratch_bytes(&self) -> usize {
-        [Some(&self.narrow), self.wide.as_ref()]
-            .into_iter()
-            .flatten()
+        std::iter::once(&self.narrow)
+            .chain(self.larger.iter().flatten())
             .map(|b| (b.cand.len() + b.stage.len()) * 4)
             .sum()
     }
 
     /// The build for `shape`, made on first use.
     fn build(&mut self, shape: Shape) -> GpuResult<&Build> {
-        if shape != Shape::NARROW && self.wide.is_none() {
-            self.wide = Some(Build::new(&self.gpu, &self.config, shape)?);
+        if shape != Shape::NARROW {
+            let slot = &mut self.larger[shape.tag as usize - 1];
+            if slot.is_none() {
+                *slot = Some(Build::new(&self.gpu, &self.config, shape)?);
+            }
         }
         Ok(self.made(shape))
     }
@@ -345,7 +350,7 @@ impl DeviceMatcher {
         if shape == Shape::NARROW {
             &self.narrow
         } else {
-            self.wide.as_ref().expect("made by build()")
+            self.larger[shape.tag as usize - 1].as_ref().expect("made by build()")
         }
     }
 
@@ -428,7 +433,7 @@ impl DeviceMatcher {
         let build = self.made(shape);
         let cfg = LaunchConfig {
             grid_dim: (build.blocks, 1, 1),
-            block_dim: (MATCH_BLOCK, 1, 1),
+            block_dim: (build.shape.block_threads(), 1, 1),
             shared_mem_bytes: 0,
         };
         let func = &build.func;

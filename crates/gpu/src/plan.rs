@@ -18,49 +18,107 @@ use crate::error::{GpuError, GpuResult};
 use crate::shares::{encode_shares_with, LabelShares};
 use rayon::prelude::*;
 
-/// Largest plan depth (query size) the kernel supports ([`Shape::WIDE`]).
-pub const MAXQ: usize = 16;
-/// Largest number of reads per level.
-pub const MAXR: usize = 7;
+/// Largest plan depth (query size) the kernel supports ([`Shape::HUGE`]).
+pub const MAXQ: usize = 32;
+/// Largest number of reads per level ([`Shape::HUGE`]).
+pub const MAXR: usize = 15;
 /// Words of the plan header.
 pub const PLAN_HEADER: usize = 4;
 
-/// The kernel build a plan is encoded for: the kernel's per-warp state in
-/// shared memory is sized for `maxq` query vertices, so queries of up to 8
-/// vertices run on the `NARROW` build (the one every figure before the
-/// twenty-fourth session was measured with) and queries of 9-16 on the
-/// `WIDE` one (`-DMAXQ=16`: 25 KB of shared memory a block instead of 13,
-/// fewer blocks per SM). A level block holds the label, read count,
-/// conflict count and label share, then `MAXR` reads, their edge labels and
-/// up to `maxq` conflict positions, rounded up to 4 words.
+/// The kernel build a plan is encoded for. The kernel's per-warp state in
+/// shared memory is sized for `maxq` query vertices of `maxr` reads (bound
+/// neighbours) each, so queries of up to 8 vertices run on the `NARROW`
+/// build (the one every figure before the twenty-fourth session was
+/// measured with), queries of 9-16 on the `WIDE` one (`-DMAXQ=16`: 25 KB of
+/// shared memory a block instead of 13, fewer blocks per SM), and larger
+/// queries, or levels of 8-15 reads, on the `HUGE` one (`-DMAXQ=32
+/// -DMAXR=15 -DWARPS=1`: one warp a block, about 27 KB, twenty-sixth
+/// session). A level block holds the label, read count, conflict count and
+/// label share, then `maxr` reads, their edge labels and up to `maxq`
+/// conflict positions, rounded up to 4 words. The plan's depth word
+/// carries the build's tag in its upper half ([`Shape::of_words`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub maxq: usize,
+    pub maxr: usize,
+    /// Warps per block.
+    pub warps: usize,
+    /// Index in [`Shape::ALL`].
+    pub tag: u32,
 }
 
 impl Shape {
-    pub const NARROW: Shape = Shape { maxq: 8 };
-    pub const WIDE: Shape = Shape { maxq: MAXQ };
+    pub const NARROW: Shape = Shape {
+        maxq: 8,
+        maxr: 7,
+        warps: 4,
+        tag: 0,
+    };
+    pub const WIDE: Shape = Shape {
+        maxq: 16,
+        maxr: 7,
+        warps: 4,
+        tag: 1,
+    };
+    pub const HUGE: Shape = Shape {
+        maxq: MAXQ,
+        maxr: MAXR,
+        warps: 1,
+        tag: 2,
+    };
+    /// Every build, smallest first.
+    pub const ALL: [Shape; 3] = [Shape::NARROW, Shape::WIDE, Shape::HUGE];
 
-    /// The build for plans of `depth` levels; `None` past [`MAXQ`].
-    pub fn for_depth(depth: usize) -> Option<Shape> {
-        [Shape::NARROW, Shape::WIDE].into_iter().find(|s| depth <= s.maxq)
+    /// The smallest build that holds `plans` (their depth, reads and
+    /// conflicts per level); `None` when none does.
+    pub fn for_plans<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Option<Shape> {
+        let (mut depth, mut reads, mut confs) = (0, 0, 0);
+        for p in plans {
+            depth = depth.max(p.depth());
+            for l in &p.levels {
+                reads = reads.max(l.reads.len());
+                confs = confs.max(l.conflicts.len());
+            }
+        }
+        Shape::ALL
+            .into_iter()
+            .find(|s| depth <= s.maxq && reads <= s.maxr && confs <= s.maxq)
     }
 
-    /// The build encoded plan words are for (from the first plan's depth
-    /// word: a query's plans all have its depth).
+    /// Why [`Shape::for_plans`] found no build for a query (a message).
+    pub fn limits() -> String {
+        format!("the GPU kernel supports queries of at most {MAXQ} vertices, each with at most {MAXR} neighbours before it in the matching order")
+    }
+
+    /// The build encoded plan words are for (from the tag in the first
+    /// plan's depth word).
     pub fn of_words(words: &[u32]) -> Option<Shape> {
-        Shape::for_depth(*words.first()? as usize)
+        Shape::ALL.get((*words.first()? >> 16) as usize).copied()
+    }
+
+    /// Offset of the read edge labels in a level block.
+    pub const fn l_elabels(self) -> usize {
+        L_READS + self.maxr
+    }
+
+    /// Offset of the conflict positions in a level block.
+    pub const fn l_confs(self) -> usize {
+        L_READS + 2 * self.maxr
     }
 
     /// Words per level block.
     pub const fn level_words(self) -> usize {
-        (L_CONFS + self.maxq + 3) & !3
+        (self.l_confs() + self.maxq + 3) & !3
     }
 
     /// Words per encoded plan.
     pub const fn plan_words(self) -> usize {
         PLAN_HEADER + self.maxq * self.level_words()
+    }
+
+    /// Threads per block.
+    pub const fn block_threads(self) -> u32 {
+        (self.warps * 32) as u32
     }
 
     /// The words of level `d` in the plan `words`.
@@ -70,13 +128,19 @@ impl Shape {
     }
 
     /// The source lines that select this build ahead of `kernels/match.cu`
-    /// (none for the narrow build).
+    /// (none for the narrow build, whose values the source defaults to).
     pub fn defines(self) -> String {
-        if self == Shape::NARROW {
-            String::new()
-        } else {
-            format!("#define MAXQ {}\n", self.maxq)
+        let mut d = String::new();
+        for (name, value, default) in [
+            ("MAXQ", self.maxq, Shape::NARROW.maxq),
+            ("MAXR", self.maxr, Shape::NARROW.maxr),
+            ("WARPS", self.warps, Shape::NARROW.warps),
+        ] {
+            if value != default {
+                d += &format!("#define {name} {value}\n");
+            }
         }
+        d
     }
 }
 
@@ -86,10 +150,6 @@ pub const LEVEL_WORDS: usize = Shape::NARROW.level_words();
 pub const PLAN_WORDS: usize = Shape::NARROW.plan_words();
 /// Offset of the read descriptors in a level block.
 pub const L_READS: usize = 4;
-/// Offset of the read edge labels in a level block.
-pub const L_ELABELS: usize = 4 + MAXR;
-/// Offset of the conflict positions in a level block.
-pub const L_CONFS: usize = 4 + 2 * MAXR;
 /// "No value": no edge label required, no appended part (DCSR rowptr).
 pub const NONE: u32 = u32::MAX;
 
@@ -102,30 +162,32 @@ pub fn version_code(v: Version) -> u32 {
     }
 }
 
-/// Appends the encoding of `plan` (starting at depth `start`, counting into
-/// the `sign` counter) to `out`.
-pub fn encode_plan(plan: &Plan, start: usize, sign: Sign, out: &mut Vec<u32>) -> GpuResult<()> {
+/// Appends the encoding of `plan` for the build `shape` (starting at depth
+/// `start`, counting into the `sign` counter) to `out`.
+pub fn encode_plan(plan: &Plan, shape: Shape, start: usize, sign: Sign, out: &mut Vec<u32>) -> GpuResult<()> {
     let depth = plan.depth();
-    let Some(shape) = Shape::for_depth(depth) else {
+    if depth > shape.maxq {
         return Err(GpuError::InvalidInput(format!(
-            "query of {depth} vertices: the GPU kernel supports at most {MAXQ}"
+            "query of {depth} vertices: this kernel build takes at most {}",
+            shape.maxq
         )));
-    };
+    }
     let (plan_words, level_words) = (shape.plan_words(), shape.level_words());
     let base = out.len();
     out.resize(base + plan_words, 0);
     let w = &mut out[base..];
-    w[0] = depth as u32;
+    w[0] = depth as u32 | shape.tag << 16;
     w[1] = start as u32;
     w[2] = u32::from(sign == Sign::Negative);
     w[3] = u32::from(plan.check_labels);
     for (d, level) in plan.levels.iter().enumerate() {
         let l = &mut w[PLAN_HEADER + d * level_words..PLAN_HEADER + (d + 1) * level_words];
-        if level.reads.len() > MAXR || level.conflicts.len() > shape.maxq {
+        if level.reads.len() > shape.maxr || level.conflicts.len() > shape.maxq {
             return Err(GpuError::InvalidInput(format!(
-                "plan level {d} has {} reads and {} conflicts (kernel limits {MAXR}, {})",
+                "plan level {d} has {} reads and {} conflicts (kernel build limits {}, {})",
                 level.reads.len(),
                 level.conflicts.len(),
+                shape.maxr,
                 shape.maxq
             )));
         }
@@ -139,10 +201,10 @@ pub fn encode_plan(plan: &Plan, start: usize, sign: Sign, out: &mut Vec<u32>) ->
         l[2] = level.conflicts.len() as u32;
         for (k, r) in level.reads.iter().enumerate() {
             l[L_READS + k] = u32::from(r.pos) | version_code(r.version) << 8;
-            l[L_ELABELS + k] = r.elabel.unwrap_or(NONE);
+            l[shape.l_elabels() + k] = r.elabel.unwrap_or(NONE);
         }
         for (k, &c) in level.conflicts.iter().enumerate() {
-            l[L_CONFS + k] = u32::from(c);
+            l[shape.l_confs() + k] = u32::from(c);
         }
     }
     Ok(())
@@ -409,16 +471,24 @@ pub struct QueryPlans {
 impl QueryPlans {
     /// Plans of `q` for the graph described by `stats`.
     pub fn new(q: &QueryGraph, order: &dyn OrderStrategy, stats: &GraphStats, symmetry: bool) -> GpuResult<QueryPlans> {
-        let Some(shape) = Shape::for_depth(q.num_vertices()) else {
+        if q.num_vertices() > MAXQ {
             return Err(GpuError::InvalidInput(format!(
-                "query of {} vertices: the GPU kernel supports at most {MAXQ}",
-                q.num_vertices()
+                "query of {} vertices: {}",
+                q.num_vertices(),
+                Shape::limits()
+            )));
+        }
+        let plans = delta_plans(q, order, stats);
+        let Some(shape) = Shape::for_plans(plans.iter().map(|p| &p.plan)) else {
+            return Err(GpuError::InvalidInput(format!(
+                "query of {} vertices: {}",
+                q.num_vertices(),
+                Shape::limits()
             )));
         };
-        let plans = delta_plans(q, order, stats);
         let mut encoded = Vec::with_capacity(plans.len() * shape.plan_words());
         for p in &plans {
-            encode_plan(&p.plan, 2, p.sign, &mut encoded)?;
+            encode_plan(&p.plan, shape, 2, p.sign, &mut encoded)?;
         }
         let (positive_rules, negative_rules) = if symmetry {
             (
@@ -880,7 +950,7 @@ mod tests {
             for (k, r) in level.reads.iter().enumerate() {
                 assert_eq!(l[L_READS + k] & 0xff, u32::from(r.pos));
                 assert_eq!(l[L_READS + k] >> 8, version_code(r.version));
-                assert_eq!(l[L_ELABELS + k], NONE);
+                assert_eq!(l[Shape::NARROW.l_elabels() + k], NONE);
             }
         }
         // The house: every read vertex is within 2 hops of the seed edge.
@@ -927,9 +997,9 @@ mod tests {
         let q = q("7-wheel");
         let p = static_plan(&q, &GcsmOrder, &GraphStats::default(), Version::New);
         let mut out = Vec::new();
-        encode_plan(&p, 1, Sign::Positive, &mut out).unwrap();
+        encode_plan(&p, Shape::NARROW, 1, Sign::Positive, &mut out).unwrap();
         assert_eq!(out[1], 1);
-        assert!(encode_plan(&p, 0, Sign::Positive, &mut Vec::new()).is_err());
+        assert!(encode_plan(&p, Shape::NARROW, 0, Sign::Positive, &mut Vec::new()).is_err());
         let path = |n: usize| {
             let edges: Vec<_> = (0..n - 1).map(|i| (i, i + 1, 0)).collect();
             QueryGraph::new(vec![0; n], &edges, false).unwrap()
@@ -946,7 +1016,23 @@ mod tests {
             QueryPlans::new(&path(16), &GcsmOrder, &stats, false).unwrap().shape,
             Shape::WIDE
         );
-        assert!(QueryPlans::new(&path(17), &GcsmOrder, &stats, false).is_err());
+        let huge = QueryPlans::new(&path(17), &GcsmOrder, &stats, false).unwrap();
+        assert_eq!(huge.shape, Shape::HUGE);
+        assert_eq!(huge.encoded[0], 17 | 2 << 16);
+        assert_eq!(huge.encoded.len(), huge.plans.len() * (4 + 32 * 68));
+        // a clique's last vertex reads every other one: 9 vertices need the
+        // huge build, 17 fit in none
+        let clique = |n: usize| {
+            let edges: Vec<_> = (0..n).flat_map(|u| (u + 1..n).map(move |v| (u, v, 0))).collect();
+            QueryGraph::new(vec![0; n], &edges, false).unwrap()
+        };
+        let k9 = QueryPlans::new(&clique(9), &GcsmOrder, &stats, false).unwrap();
+        assert!(k9.plans.iter().any(|p| p.plan.levels.iter().any(|l| l.reads.len() > 7)));
+        assert_eq!(k9.shape, Shape::HUGE);
+        let Err(err) = QueryPlans::new(&clique(17), &GcsmOrder, &stats, false) else {
+            panic!("a 17-clique was planned");
+        };
+        assert!(err.to_string().contains("at most 15 neighbours"), "{err}");
     }
 
     #[test]
@@ -954,11 +1040,20 @@ mod tests {
         // the narrow build's layout is the one the kernel always had
         assert_eq!((LEVEL_WORDS, PLAN_WORDS), (28, 228));
         assert_eq!(Shape::WIDE.level_words(), 36);
-        assert!(L_CONFS + Shape::WIDE.maxq <= Shape::WIDE.level_words());
+        for s in Shape::ALL {
+            assert!(s.l_confs() + s.maxq <= s.level_words());
+            assert_eq!(Shape::of_words(&[5 | s.tag << 16, 2]), Some(s));
+            assert!(s.maxr < s.block_threads() as usize, "one lane per read");
+        }
+        assert_eq!(Shape::HUGE.level_words(), 68);
         assert_eq!(Shape::NARROW.defines(), "");
         assert_eq!(Shape::WIDE.defines(), "#define MAXQ 16\n");
-        assert_eq!(Shape::of_words(&[12, 2]), Some(Shape::WIDE));
-        assert_eq!(Shape::of_words(&[17]), None);
+        assert_eq!(
+            Shape::HUGE.defines(),
+            "#define MAXQ 32\n#define MAXR 15\n#define WARPS 1\n"
+        );
+        assert_eq!(Shape::of_words(&[12]), Some(Shape::NARROW));
+        assert_eq!(Shape::of_words(&[3 << 16]), None);
     }
 
     #[test]

@@ -105,7 +105,7 @@ pub fn encode_shares(plan: &Plan, shares: &LabelShares, words: &mut [u32]) {
 /// [`encode_shares`], with the last level's share written too when
 /// `last_level` (match v11's first cut, runs 35-39; for comparisons).
 pub fn encode_shares_with(plan: &Plan, shares: &LabelShares, words: &mut [u32], last_level: bool) {
-    let shape = Shape::for_depth(plan.depth()).expect("an encoded plan's depth");
+    let shape = Shape::of_words(words).expect("an encoded plan's build tag");
     debug_assert!(words.len() >= shape.plan_words());
     for (d, level) in plan.levels.iter().enumerate() {
         let s = if level.reads.is_empty() || (d + 1 == plan.levels.len() && !last_level) {

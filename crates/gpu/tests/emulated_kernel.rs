@@ -11,7 +11,7 @@ use csm_baselines::CpuEngine;
 use csm_engine::StaticMatcher;
 use csm_gpu::cache::{within_budget, DcsrPack};
 use csm_gpu::emulate::emulate;
-use csm_gpu::plan::{encode_plan, QueryPlans, Task, TaskOptions};
+use csm_gpu::plan::{encode_plan, QueryPlans, Shape, Task, TaskOptions};
 use csm_graph::{DynamicGraph, GraphData, GraphView, LocatedUpdate, Strictness, Version, VertexId};
 use csm_planner::{static_plan, Executor, GcsmOrder, GraphStats, QueryGraph, Sign};
 
@@ -21,6 +21,14 @@ use common::*;
 /// every other vertex, and a degree-ranked cache, checking each against the
 /// CPU engine's counts.
 fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: usize) {
+    assert!(
+        check_batches(g0, batches, q, chunk) > 0,
+        "no batch produced matches: the test is vacuous"
+    );
+}
+
+/// [`check`], giving the number of batches with matches.
+fn check_batches(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: usize) -> usize {
     let mut g = DynamicGraph::from_data(g0).unwrap();
     let stats = GraphStats::of(&g);
     let qp = QueryPlans::new(q, &GcsmOrder, &stats, true).unwrap();
@@ -103,7 +111,7 @@ fn check(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph, chunk: 
         nonzero += usize::from(want.positive + want.negative > 0);
         g.commit();
     }
-    assert!(nonzero > 0, "no batch produced matches: the test is vacuous");
+    nonzero
 }
 
 #[test]
@@ -150,7 +158,7 @@ fn emulated_static_count_matches_cpu() {
         let q = query(name, &[0, 1]);
         let plan = static_plan(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New);
         let mut words = Vec::new();
-        encode_plan(&plan, 1, Sign::Positive, &mut words).unwrap();
+        encode_plan(&plan, Shape::NARROW, 1, Sign::Positive, &mut words).unwrap();
         let got = emulate(&csr, None, &words, None, 1024).0;
         assert_eq!(got, cpu.count(&csr, &q).unwrap(), "{name}");
     }
@@ -252,7 +260,6 @@ fn sampler_policies_plug_in_as_selectors() {
 /// statically.
 #[test]
 fn emulated_kernel_matches_cpu_on_queries_of_9_to_16_vertices() {
-    use csm_gpu::plan::Shape;
     let g = er_graph(300, 1600, 5, None, 11);
     let (g0, batches) = stream(&g, 128, 4, 12);
     let csr = csm_graph::CsrGraph::from_data(&g0).unwrap();
@@ -269,7 +276,7 @@ fn emulated_kernel_matches_cpu_on_queries_of_9_to_16_vertices() {
         check(&g0, &batches, &q, 1024);
         let plan = static_plan(&q, &GcsmOrder, &GraphStats::of(&csr), Version::New);
         let mut words = Vec::new();
-        encode_plan(&plan, 1, Sign::Positive, &mut words).unwrap();
+        encode_plan(&plan, Shape::WIDE, 1, Sign::Positive, &mut words).unwrap();
         assert_eq!(
             emulate(&csr, None, &words, None, 1024).0,
             cpu.count(&csr, &q).unwrap(),
@@ -278,9 +285,78 @@ fn emulated_kernel_matches_cpu_on_queries_of_9_to_16_vertices() {
         checked += 1;
     }
     assert!(checked >= 3, "too few walk queries");
-    // 17 vertices: no build
+    // 17 vertices: not in the wide build
     let path = QueryGraph::new(vec![0; 17], &(0..16).map(|i| (i, i + 1, 0)).collect::<Vec<_>>(), false).unwrap();
     let plan = static_plan(&path, &GcsmOrder, &GraphStats::of(&csr), Version::New);
-    let err = encode_plan(&plan, 1, Sign::Positive, &mut Vec::new()).unwrap_err();
+    let err = encode_plan(&plan, Shape::WIDE, 1, Sign::Positive, &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains("at most 16"), "{err}");
+}
+
+/// The huge build (`-DMAXQ=32 -DMAXR=15 -DWARPS=1`): a 10-clique (levels
+/// of up to 9 reads) planted in a random graph, whose first batch completes
+/// it and second breaks it, and walk queries of 20-32 vertices, per batch
+/// and as static counts.
+#[test]
+fn emulated_huge_build_matches_cpu() {
+    let n = 400;
+    let in_clique = |u: u32| u < 10;
+    let pairs: Vec<(u32, u32)> = csm_graph::gen::erdos_renyi(n, 1300, 21)
+        .into_iter()
+        .filter(|&(u, v)| !(in_clique(u) && in_clique(v)))
+        .collect();
+    let labels = csm_graph::gen::assign_labels(
+        n,
+        &csm_graph::gen::Labeller::Uniform {
+            num_labels: 10,
+            seed: 4,
+        },
+    );
+    let g = csm_graph::gen::graph_from_pairs(n, &pairs, labels.clone(), None);
+    let (mut g0, mut batches) = stream(&g, 40, 3, 22);
+    // the clique's edges, but for three that the first batch inserts; the
+    // second deletes one
+    let missing = [(0, 1), (0, 2), (1, 2)];
+    for u in 0..10u32 {
+        for v in u + 1..10 {
+            if !missing.contains(&(u, v)) {
+                g0.edges.push(csm_graph::Edge::new(u, v, 0));
+            }
+        }
+    }
+    let update = |insert: bool, (u, v): (u32, u32)| LocatedUpdate {
+        update: if insert {
+            csm_graph::Update::AddEdge(csm_graph::Edge::new(u, v, 0))
+        } else {
+            csm_graph::Update::RemoveEdge(csm_graph::Edge::new(u, v, 0))
+        },
+        line: 0,
+    };
+    batches[0].extend(missing.iter().map(|&e| update(true, e)));
+    batches[1].push(update(false, (3, 4)));
+    let csr = csm_graph::CsrGraph::from_data(&g0).unwrap();
+    let cpu = CpuEngine::new(1, Arc::new(GcsmOrder)).unwrap();
+    let clique: Vec<(usize, usize, u32)> = (0..10).flat_map(|u| (u + 1..10).map(move |v| (u, v, 0))).collect();
+    let clique = QueryGraph::new(labels[..10].to_vec(), &clique, false).unwrap();
+    let mut queries = vec![clique];
+    for (k, seed) in [(20, 1u64), (24, 2), (32, 3)] {
+        if let Some(data) = csm_graph::gen::random_walk_query(&g0, k, seed, false) {
+            queries.push(QueryGraph::from_data(&data).unwrap());
+        }
+    }
+    assert!(queries.len() >= 3, "too few walk queries");
+    for (i, q) in queries.iter().enumerate() {
+        let k = q.num_vertices();
+        let qp = QueryPlans::new(q, &GcsmOrder, &GraphStats::of(&csr), true).unwrap();
+        assert_eq!(qp.shape, Shape::HUGE, "k = {k}");
+        let with_matches = check_batches(&g0, &batches, q, 1024);
+        if i == 0 {
+            assert_eq!(with_matches, 2, "the clique's batches");
+        }
+        let plan = static_plan(q, &GcsmOrder, &GraphStats::of(&csr), Version::New);
+        let mut words = Vec::new();
+        encode_plan(&plan, Shape::HUGE, 1, Sign::Positive, &mut words).unwrap();
+        let want = cpu.count(&csr, q).unwrap();
+        assert_eq!(emulate(&csr, None, &words, None, 1024).0, want, "k = {k}");
+        assert!(i == 0 || want > 0, "a walk query matches where it was walked");
+    }
 }

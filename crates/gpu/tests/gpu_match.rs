@@ -579,13 +579,13 @@ fn big_queries_are_refused_cleanly() {
         let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
     }
-    let labels = vec![0; 17];
-    let edges: Vec<_> = (0..16).map(|i| (i, i + 1, 0)).collect();
-    let q = QueryGraph::new(labels, &edges, false).unwrap();
+    // a 17-clique: its last vertex has 16 neighbours before it
+    let edges: Vec<_> = (0..17).flat_map(|u| (u + 1..17).map(move |v| (u, v, 0))).collect();
+    let q = QueryGraph::new(vec![0; 17], &edges, false).unwrap();
     let g = er_graph(50, 100, 1, None, 1);
     let mut e = GpuEngine::new(Variant::Zp, Budget::default(), order()).unwrap();
     let err = e.init(&g, &q).unwrap_err();
-    assert!(err.to_string().contains("at most 16"), "{err}");
+    assert!(err.to_string().contains("at most 15 neighbours"), "{err}");
     let _ = GpuError::OverBudget(String::new());
 }
 
@@ -618,6 +618,74 @@ fn queries_of_9_to_16_vertices_match_cpu() {
             want,
             "{k} vertices, static"
         );
+    }
+}
+
+/// Queries of 17-32 vertices, and levels of 8-15 reads, run on the
+/// kernel's huge build (`-DMAXQ=32 -DMAXR=15 -DWARPS=1`): a 10-clique
+/// planted in a random graph (completed by the first batch, broken by the
+/// second) and walk queries of 20-32 vertices, every variant against the
+/// CPU engine per batch, and static counts.
+#[test]
+fn queries_of_17_to_32_vertices_and_crowded_levels_match_cpu() {
+    let n = 400;
+    let in_clique = |u: u32| u < 10;
+    let pairs: Vec<(u32, u32)> = csm_graph::gen::erdos_renyi(n, 1300, 21)
+        .into_iter()
+        .filter(|&(u, v)| !(in_clique(u) && in_clique(v)))
+        .collect();
+    let labels = csm_graph::gen::assign_labels(
+        n,
+        &csm_graph::gen::Labeller::Uniform {
+            num_labels: 10,
+            seed: 4,
+        },
+    );
+    let g = csm_graph::gen::graph_from_pairs(n, &pairs, labels.clone(), None);
+    let (mut g0, mut batches) = stream(&g, 40, 3, 22);
+    let missing = [(0, 1), (0, 2), (1, 2)];
+    for u in 0..10u32 {
+        for v in u + 1..10 {
+            if !missing.contains(&(u, v)) {
+                g0.edges.push(csm_graph::Edge::new(u, v, 0));
+            }
+        }
+    }
+    let update = |insert: bool, (u, v): (u32, u32)| csm_graph::LocatedUpdate {
+        update: if insert {
+            csm_graph::Update::AddEdge(csm_graph::Edge::new(u, v, 0))
+        } else {
+            csm_graph::Update::RemoveEdge(csm_graph::Edge::new(u, v, 0))
+        },
+        line: 0,
+    };
+    batches[0].extend(missing.iter().map(|&e| update(true, e)));
+    batches[1].push(update(false, (3, 4)));
+    let csr = CsrGraph::from_data(&g0).unwrap();
+    let cpu = CpuEngine::new(1, order()).unwrap();
+    let clique: Vec<(usize, usize, u32)> = (0..10).flat_map(|u| (u + 1..10).map(move |v| (u, v, 0))).collect();
+    let mut queries = vec![QueryGraph::new(labels[..10].to_vec(), &clique, false).unwrap()];
+    for (k, seed) in [(20, 1u64), (24, 2), (32, 3)] {
+        if let Some(data) = csm_graph::gen::random_walk_query(&g0, k, seed, false) {
+            queries.push(QueryGraph::from_data(&data).unwrap());
+        }
+    }
+    for (i, q) in queries.iter().enumerate() {
+        let k = q.num_vertices();
+        let want = cpu_results(&g0, q, &batches);
+        assert!(i > 0 || want.iter().any(|&(p, n)| p + n > 0), "the clique: vacuous");
+        for (v, budget) in variants() {
+            let Some(mut e) = engine_or_skip(v, budget) else {
+                return;
+            };
+            check_engine(&mut e, &g0, q, &batches, &want, &format!("{k} vertices/{}", v.name()));
+        }
+        let Some(e) = engine_or_skip(Variant::Zp, Budget::default()) else {
+            return;
+        };
+        let want = cpu.count(&csr, q).unwrap();
+        assert!(i == 0 || want > 0, "{k} vertices: vacuous");
+        assert_eq!(StaticMatcher::count(&e, &csr, q).unwrap(), want, "{k} vertices, static");
     }
 }
 
