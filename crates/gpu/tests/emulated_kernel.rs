@@ -298,51 +298,9 @@ fn emulated_kernel_matches_cpu_on_queries_of_9_to_16_vertices() {
 /// and as static counts.
 #[test]
 fn emulated_huge_build_matches_cpu() {
-    let n = 400;
-    let in_clique = |u: u32| u < 10;
-    let pairs: Vec<(u32, u32)> = csm_graph::gen::erdos_renyi(n, 1300, 21)
-        .into_iter()
-        .filter(|&(u, v)| !(in_clique(u) && in_clique(v)))
-        .collect();
-    let labels = csm_graph::gen::assign_labels(
-        n,
-        &csm_graph::gen::Labeller::Uniform {
-            num_labels: 10,
-            seed: 4,
-        },
-    );
-    let g = csm_graph::gen::graph_from_pairs(n, &pairs, labels.clone(), None);
-    let (mut g0, mut batches) = stream(&g, 40, 3, 22);
-    // the clique's edges, but for three that the first batch inserts; the
-    // second deletes one
-    let missing = [(0, 1), (0, 2), (1, 2)];
-    for u in 0..10u32 {
-        for v in u + 1..10 {
-            if !missing.contains(&(u, v)) {
-                g0.edges.push(csm_graph::Edge::new(u, v, 0));
-            }
-        }
-    }
-    let update = |insert: bool, (u, v): (u32, u32)| LocatedUpdate {
-        update: if insert {
-            csm_graph::Update::AddEdge(csm_graph::Edge::new(u, v, 0))
-        } else {
-            csm_graph::Update::RemoveEdge(csm_graph::Edge::new(u, v, 0))
-        },
-        line: 0,
-    };
-    batches[0].extend(missing.iter().map(|&e| update(true, e)));
-    batches[1].push(update(false, (3, 4)));
+    let (g0, batches, queries) = planted_clique();
     let csr = csm_graph::CsrGraph::from_data(&g0).unwrap();
     let cpu = CpuEngine::new(1, Arc::new(GcsmOrder)).unwrap();
-    let clique: Vec<(usize, usize, u32)> = (0..10).flat_map(|u| (u + 1..10).map(move |v| (u, v, 0))).collect();
-    let clique = QueryGraph::new(labels[..10].to_vec(), &clique, false).unwrap();
-    let mut queries = vec![clique];
-    for (k, seed) in [(20, 1u64), (24, 2), (32, 3)] {
-        if let Some(data) = csm_graph::gen::random_walk_query(&g0, k, seed, false) {
-            queries.push(QueryGraph::from_data(&data).unwrap());
-        }
-    }
     assert!(queries.len() >= 3, "too few walk queries");
     for (i, q) in queries.iter().enumerate() {
         let k = q.num_vertices();

@@ -132,3 +132,53 @@ pub fn growth_stream(g: &GraphData, batch: usize, batches: usize, seed: u64) -> 
     }));
     (g0, out)
 }
+
+/// A stream for the kernel's huge build: a 10-clique planted on vertices
+/// 0-9 of an Erdős–Rényi graph of 400 vertices (10 labels), with three of
+/// its edges missing from `G_0`, inserted by the first of three batches;
+/// the second deletes another. Returns `(G_0, batches, queries)`: the
+/// clique as a query (levels of up to 9 reads), then walk queries of 20,
+/// 24 and 32 vertices in `G_0` (those the walk finds).
+pub fn planted_clique() -> (GraphData, Vec<Vec<LocatedUpdate>>, Vec<QueryGraph>) {
+    let n = 400;
+    let in_clique = |u: u32| u < 10;
+    let pairs: Vec<(u32, u32)> = erdos_renyi(n, 1300, 21)
+        .into_iter()
+        .filter(|&(u, v)| !(in_clique(u) && in_clique(v)))
+        .collect();
+    let labels = assign_labels(
+        n,
+        &Labeller::Uniform {
+            num_labels: 10,
+            seed: 4,
+        },
+    );
+    let g = graph_from_pairs(n, &pairs, labels.clone(), None);
+    let (mut g0, mut batches) = stream(&g, 40, 3, 22);
+    let missing = [(0, 1), (0, 2), (1, 2)];
+    for u in 0..10u32 {
+        for v in u + 1..10 {
+            if !missing.contains(&(u, v)) {
+                g0.edges.push(Edge::new(u, v, 0));
+            }
+        }
+    }
+    let update = |insert: bool, (u, v): (u32, u32)| LocatedUpdate {
+        update: if insert {
+            Update::AddEdge(Edge::new(u, v, 0))
+        } else {
+            Update::RemoveEdge(Edge::new(u, v, 0))
+        },
+        line: 0,
+    };
+    batches[0].extend(missing.iter().map(|&e| update(true, e)));
+    batches[1].push(update(false, (3, 4)));
+    let clique: Vec<(usize, usize, u32)> = (0..10).flat_map(|u| (u + 1..10).map(move |v| (u, v, 0))).collect();
+    let mut queries = vec![QueryGraph::new(labels[..10].to_vec(), &clique, false).expect("valid query")];
+    for (k, seed) in [(20, 1u64), (24, 2), (32, 3)] {
+        if let Some(data) = csm_graph::gen::random_walk_query(&g0, k, seed, false) {
+            queries.push(QueryGraph::from_data(&data).expect("valid query"));
+        }
+    }
+    (g0, batches, queries)
+}
