@@ -116,7 +116,9 @@ pub(super) fn records(text: &str, first_line: usize, cut: Cut, b: &mut Builder) 
     // close the slots of blank and comment lines
     let mut kept = 0;
     for (&(at, _), &(k, _)) in spans.iter().zip(&filled) {
-        edges.copy_within(at..at + k, kept);
+        if at != kept {
+            edges.copy_within(at..at + k, kept);
+        }
         kept += k;
     }
     edges.truncate(kept);
