@@ -1,7 +1,9 @@
 # Generates GPU fuzz cases with the CPU engine's expected per-batch results.
-# usage: python3 scripts/gpu-fuzz-cases.py CSM N BASE OUTDIR  (here; then copy OUTDIR into carry/)
+# usage: python3 scripts/gpu-fuzz-cases.py CSM N BASE OUTDIR [large]  (here; then copy OUTDIR into carry/)
+# `large`: queries of 9-32 vertices, half of them induced (the kernel's wide and huge builds)
 import random, subprocess, json, sys, os
 C = sys.argv[1]; N = int(sys.argv[2]); base = int(sys.argv[3]); out = sys.argv[4]
+large = len(sys.argv) > 5 and sys.argv[5] == "large"
 os.makedirs(out, exist_ok=True)
 def run(a, t=60): return subprocess.run(a, capture_output=True, text=True, timeout=t)
 made = 0
@@ -15,9 +17,12 @@ for it in range(N):
     if EL: g += ["--edge-labels", str(EL)]
     if r.random() < 0.25 and L > 1: g += ["--zipf", "1.2"]
     if run(g).returncode: continue
-    k = r.choice([3, 4, 5, 6, 7, 8]) if r.random() < 0.8 else r.choice([9, 10, 12])
+    if large:
+        k = r.choice([9, 10, 12, 16, 20, 24, 32])
+    else:
+        k = r.choice([3, 4, 5, 6, 7, 8]) if r.random() < 0.8 else r.choice([9, 10, 12])
     q = [C, "gen", "query", "-g", f"{d}/full.graph", "-k", str(k), "-s", str(s), "-o", f"{d}/q.graph"]
-    if r.random() < 0.3: q.append("--dense")
+    if r.random() < (0.5 if large else 0.3): q.append("--dense")
     if run(q).returncode: subprocess.run(["rm", "-rf", d]); continue
     if not vertex_ops:
         frac = r.choice([0.1, 0.3, 0.6]); ins = r.choice([0.5, 0.5, 0.2, 0.9])
