@@ -98,7 +98,7 @@ pub fn load_graph(path: &Path, read: &ReadArgs) -> Result<LoadedGraph> {
     let t0 = Instant::now();
     let name = path.display().to_string();
     let content =
-        std::fs::read_to_string(path).map_err(|e| InputError::new(name.clone(), 0, ErrorKind::Io(e.to_string())))?;
+        format::read_text(path).map_err(|e| InputError::new(name.clone(), 0, ErrorKind::Io(e.to_string())))?;
     let fmt = match read.format {
         Some(f) => f,
         None => format::detect_format(&content).map_err(|mut e| {

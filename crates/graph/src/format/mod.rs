@@ -29,6 +29,7 @@ pub use csm_fmt::{read_csm_graph, read_updates, read_updates_lenient, write_csm_
 pub use detect::detect_format;
 pub use graph_fmt::{read_graph_format, write_graph_format};
 pub use lex::MAX_REPORTED_ERRORS;
+pub use pieces::read_text;
 pub use snap::{read_snap, write_snap};
 
 use crate::error::{ErrorKind, InputError};
@@ -112,7 +113,7 @@ pub struct ReadReport {
 
 fn read_file(path: &Path) -> Result<(String, String), InputError> {
     let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match read_text(path) {
         Ok(c) => Ok((c, name)),
         Err(e) => Err(InputError::new(name, 0, ErrorKind::Io(e.to_string()))),
     }

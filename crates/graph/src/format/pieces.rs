@@ -2,6 +2,9 @@
 //! parse them on rayon's pool, and reading the usual lines (blanks and
 //! decimal fields) from their bytes.
 
+use std::io;
+use std::path::Path;
+
 /// Record text shorter than this is read sequentially.
 pub(crate) const MIN_BYTES: usize = 4 << 20;
 
@@ -18,6 +21,36 @@ impl Cut {
         let pieces = (4 * rayon::current_num_threads()).min(len >> 20).max(1);
         Cut { pieces }
     }
+}
+
+/// The file at `path` as text. A regular file of [`MIN_BYTES`] or more is
+/// read in pieces on rayon's pool (positioned reads into one buffer: the
+/// copies out of the page cache and the buffer's page faults are spread
+/// over the threads); anything else, or a piece that fails (the file
+/// shrank meanwhile), is read by `std::fs::read_to_string`. Not UTF-8:
+/// [`io::ErrorKind::InvalidData`], as `read_to_string` says.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    #[cfg(unix)]
+    {
+        use rayon::prelude::*;
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        let len = usize::try_from(meta.len()).unwrap_or(0);
+        if meta.is_file() && len >= MIN_BYTES {
+            let mut buf = vec![0u8; len];
+            let per = len.div_ceil(Cut::for_pool(len).pieces);
+            let read = buf
+                .par_chunks_mut(per)
+                .enumerate()
+                .try_for_each(|(i, piece)| file.read_exact_at(piece, (i * per) as u64));
+            if read.is_ok() {
+                return String::from_utf8(buf)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"));
+            }
+        }
+    }
+    std::fs::read_to_string(path)
 }
 
 /// Whether a reader parses its records on rayon's pool.
@@ -155,6 +188,31 @@ mod tests {
         let long: Vec<u8> = (0..1000).map(|i| if i % 7 == 0 { b'\n' } else { b'x' }).collect();
         assert_eq!(line_ends(&long), long.iter().filter(|&&c| c == b'\n').count());
         assert_eq!((line_slots(b"a\nb"), line_slots(b"a\nb\n"), line_slots(b"")), (2, 2, 0));
+    }
+
+    #[test]
+    fn large_files_read_on_the_pool_as_read_to_string_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..MIN_BYTES / 6).map(|i| format!("e {} ü\n", i % 997)).collect();
+        assert!(text.len() > MIN_BYTES);
+        let path = dir.path().join("big.txt");
+        std::fs::write(&path, &text).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        assert_eq!(pool.install(|| read_text(&path)).unwrap(), text);
+        // not UTF-8, in a later piece
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() - 10;
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = pool.install(|| read_text(&path)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        // small files and missing ones as before
+        std::fs::write(&path, "v 1 2\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "v 1 2\n");
+        assert_eq!(
+            read_text(&dir.path().join("none")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     #[test]
