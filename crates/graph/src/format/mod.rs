@@ -16,6 +16,12 @@
 //! [`ReadOptions::lenient`] skips bad lines instead and reports them in
 //! [`ReadReport`]. SNAP's folding of reversed/duplicate pairs and dropping of
 //! self-loops is its documented behaviour, not an error.
+//!
+//! Files of 4 MiB or more are read ([`read_text`]) and parsed on rayon's
+//! pool (`pieces`, `graph_fmt::parallel`, `snap::parallel`). The parallel
+//! parse takes only files that the sequential reader would accept
+//! unchanged; on anything else, the sequential reader reads the file again,
+//! and its errors and reports are the ones returned.
 
 pub mod csm_fmt;
 mod detect;

@@ -23,7 +23,7 @@ impl Cut {
     }
 }
 
-/// The file at `path` as text. A regular file of [`MIN_BYTES`] or more is
+/// The file at `path` as text. A regular file of 4 MiB or more is
 /// read in pieces on rayon's pool (positioned reads into one buffer: the
 /// copies out of the page cache and the buffer's page faults are spread
 /// over the threads); anything else, or a piece that fails (the file
