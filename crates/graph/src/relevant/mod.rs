@@ -136,16 +136,22 @@ impl EdgeFilter {
             .map(keeps)
             .collect::<Option<_>>()?;
         let n_kept = stays.iter().filter(|&&k| k).count();
-        let mut dropped = Vec::with_capacity(g.edges.len() - n_kept);
+        let n_dropped = g.edges.len() - n_kept;
         let mut kept = Vec::with_capacity(n_kept);
+        // the dropped edges' keys, and their labels only where they count
+        let mut keys = Vec::with_capacity(n_dropped);
+        let mut labels = Vec::with_capacity(if g.edge_labelled { n_dropped } else { 0 });
         for (e, stays) in g.edges.iter().zip(stays) {
             if stays {
                 kept.push(*e);
             } else {
-                dropped.push((e.key(), effective_label(g, e)));
+                keys.push(e.key());
+                if g.edge_labelled {
+                    labels.push(e.label);
+                }
             }
         }
-        let other = OtherEdges::from_edges(dropped, g.edge_labelled)?;
+        let other = OtherEdges::from_edges(keys, g.edge_labelled.then_some(labels))?;
         // with edge labels one pair may hold a kept and a dropped triple
         if g.edge_labelled && kept.iter().any(|e| other.edges.contains(e.key())) {
             return None;
@@ -282,21 +288,20 @@ pub struct OtherEdges {
 }
 
 impl OtherEdges {
-    /// The store of `edges` (each key `u < v`), with their labels when
-    /// `labelled`; `None` when a key repeats.
-    fn from_edges(edges: Vec<(EdgeKey, Label)>, labelled: bool) -> Option<OtherEdges> {
+    /// The store of the edges `keys` (each `u < v`), with their `labels`
+    /// (one each) in an edge-labelled graph; `None` when a key repeats.
+    fn from_edges(keys: Vec<EdgeKey>, labels: Option<Vec<Label>>) -> Option<OtherEdges> {
         let mut degree = Vec::new();
-        if let Some(top) = edges.iter().map(|e| e.0 .1 as usize + 1).max() {
+        if let Some(top) = keys.iter().map(|k| k.1 as usize + 1).max() {
             degree.resize(top, 0);
         }
-        for &((u, v), _) in &edges {
+        for &(u, v) in &keys {
             degree[u as usize] += 1;
             degree[v as usize] += 1;
         }
-        let edges = if labelled {
-            EdgeSet::from_labelled(edges)
-        } else {
-            EdgeSet::from_keys(edges.into_iter().map(|e| e.0).collect())
+        let edges = match labels {
+            Some(labels) => EdgeSet::from_labelled(keys.into_iter().zip(labels).collect()),
+            None => EdgeSet::from_keys(keys),
         };
         let edges = edges.ok()?;
         Some(OtherEdges {
