@@ -311,6 +311,12 @@ impl Builder {
 
 /// `v <id> <label> [<degree>]`
 fn vertex_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind> {
+    let (id, label, degree) = vertex_fields(f)?;
+    b.add_vertex(line, id, label, degree)
+}
+
+/// The id, label and declared degree of a `v` line's fields.
+fn vertex_fields(f: &Fields) -> Result<(VertexId, Label, Option<u64>), ErrorKind> {
     if !(3..=4).contains(&f.n) {
         return Err(malformed(format!(
             "`v` line needs `v <id> <label> [<degree>]`, found {} fields",
@@ -324,11 +330,17 @@ fn vertex_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKi
     } else {
         None
     };
-    b.add_vertex(line, id, label, degree)
+    Ok((id, label, degree))
 }
 
 /// `e <u> <v> [<label>]`
 fn edge_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind> {
+    let (u, v, label) = edge_fields(f)?;
+    b.add_edge(line, u, v, label)
+}
+
+/// The endpoints and label of an `e` line's fields.
+fn edge_fields(f: &Fields) -> Result<(VertexId, VertexId, Option<Label>), ErrorKind> {
     if !(3..=4).contains(&f.n) {
         return Err(malformed(format!(
             "`e` line needs `e <u> <v> [<label>]`, found {} fields",
@@ -342,7 +354,7 @@ fn edge_record(b: &mut Builder, line: usize, f: &Fields) -> Result<(), ErrorKind
     } else {
         None
     };
-    b.add_edge(line, u, v, label)
+    Ok((u, v, label))
 }
 
 /// Whether `f` is gSpan's transaction line `t # <graph id>`.

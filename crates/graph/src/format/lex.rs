@@ -16,10 +16,16 @@ pub const MAX_REPORTED_ERRORS: usize = 10;
 /// write one).
 pub(crate) fn data_lines(content: &str) -> impl Iterator<Item = (usize, &str)> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
-    content.lines().enumerate().filter_map(|(i, l)| {
-        let l = l.trim();
-        (!l.is_empty() && !l.starts_with(['#', '%'])).then_some((i + 1, l))
-    })
+    content
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| data_line(l).map(|l| (i + 1, l)))
+}
+
+/// `line` trimmed, or `None` when it is blank or a comment (`#`, `%`).
+pub(crate) fn data_line(line: &str) -> Option<&str> {
+    let l = line.trim();
+    (!l.is_empty() && !l.starts_with(['#', '%'])).then_some(l)
 }
 
 /// Up to [`Fields::CAP`] whitespace-separated fields of one line.

@@ -18,7 +18,7 @@
 //! Malformed lines and ids above [`MAX_VERTEX_ID`](crate::types::MAX_VERTEX_ID)
 //! are errors, or skipped and counted in lenient mode.
 
-use super::lex::{data_lines, malformed, parse_id, Fields, Sink};
+use super::lex::{data_lines, malformed, pair_key, parse_id, Fields, Sink};
 use super::pieces::Pool;
 use super::{ReadOptions, ReadReport};
 use crate::error::{ErrorKind, InputError};
@@ -44,10 +44,17 @@ pub fn read_snap(content: &str, source_name: &str, opts: &ReadOptions) -> Result
     read_snap_with(content, source_name, opts, Pool::Auto)
 }
 
-/// The pair loop, sequentially: the pair keys of the lines that are not
-/// self-loops, the self-loops' ids, and the largest id with the line of its
-/// first mention; bad lines go to `sink`.
-fn pairs(content: &str, sink: &mut Sink) -> Result<parallel::Pairs, InputError> {
+/// What the pair loop finds: the pair keys of the lines that are not
+/// self-loops (in any order, repeats kept), the ids of the self-loops, and
+/// the largest id with the file line of its first mention.
+struct Pairs {
+    keys: Vec<u64>,
+    loop_ids: Vec<VertexId>,
+    max_id: Option<(VertexId, usize)>,
+}
+
+/// The pair loop, sequentially; bad lines go to `sink`.
+fn pairs(content: &str, sink: &mut Sink) -> Result<Pairs, InputError> {
     let mut keys: Vec<u64> = Vec::with_capacity(content.len() / 12);
     let mut loop_ids: Vec<VertexId> = Vec::new();
     let mut max_id: Option<(VertexId, usize)> = None;
@@ -60,14 +67,13 @@ fn pairs(content: &str, sink: &mut Sink) -> Result<parallel::Pairs, InputError> 
                 if u == v {
                     loop_ids.push(u);
                 } else {
-                    let (a, b) = if u < v { (u, v) } else { (v, u) };
-                    keys.push((u64::from(a) << 32) | u64::from(b));
+                    keys.push(pair_key(u, v));
                 }
             }
             Err(k) => sink.skip(line, k)?,
         }
     }
-    Ok(parallel::Pairs { keys, loop_ids, max_id })
+    Ok(Pairs { keys, loop_ids, max_id })
 }
 
 fn read_snap_with(
@@ -82,7 +88,7 @@ fn read_snap_with(
     }
     let text = content.strip_prefix('\u{feff}').unwrap_or(content);
     let on_pool = pool.cut(text.len()).and_then(|cut| parallel::pairs(text, cut));
-    let parallel::Pairs {
+    let Pairs {
         mut keys,
         loop_ids,
         max_id,

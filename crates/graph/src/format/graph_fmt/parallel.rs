@@ -16,9 +16,9 @@
 //! reads the file from the start and reports or skips what it finds, so
 //! errors, lenient reports and renumbering stay the sequential loop's alone.
 
-use super::Builder;
+use super::{edge_fields, vertex_fields, Builder};
 use crate::degree_count::degrees;
-use crate::format::lex::{parse_count, parse_id, parse_label, Fields};
+use crate::format::lex::{data_line, Fields};
 use crate::format::pieces::{cut_at_line_ends, decimal_fields, is_blank, line_ends, line_slots, skip_blanks, Cut};
 use crate::ids::{too_sparse, IdPolicy};
 use crate::slices::windows_mut;
@@ -125,15 +125,12 @@ pub(super) fn records(text: &str, first_line: usize, cut: Cut, b: &mut Builder) 
     let mut next = Builder {
         labels,
         edges,
-        lines: Vec::new(),
-        degree: Vec::new(),
         declared,
         num_vertices: vertices,
         edge_labelled: filled.iter().any(|f| f.1),
-        no_repeats: false,
+        max_vertices: b.max_vertices,
         ..Builder::new(0, 0, b.policy, 0)
     };
-    next.max_vertices = b.max_vertices;
     if !next.repeated().is_empty() {
         return false;
     }
@@ -192,33 +189,18 @@ fn quick_at(b: &[u8], pos: usize) -> Option<(Record, usize)> {
 
 /// Any line, through the sequential reader's trim, field split and parsers.
 fn generic(line: &[u8]) -> Record {
-    let Ok(l) = std::str::from_utf8(line) else {
+    let Some(l) = std::str::from_utf8(line).ok().map(data_line) else {
         return Record::Other;
     };
-    let l = l.trim();
-    if l.is_empty() || l.starts_with(['#', '%']) {
+    let Some(l) = l else {
         return Record::Skip;
-    }
+    };
     let f = Fields::split(l);
-    if !(3..=4).contains(&f.n) {
-        return Record::Other;
-    }
     let parsed = match f.get(0) {
-        "v" => (|| {
-            let degree = (f.n == 4).then(|| parse_count(f.get(3), "")).transpose()?;
-            Ok(Record::Vertex(
-                parse_id(f.get(1), "")?,
-                parse_label(f.get(2), "")?,
-                degree,
-            ))
-        })(),
-        "e" => (|| {
-            let label = (f.n == 4).then(|| parse_label(f.get(3), "")).transpose()?;
-            Ok(Record::Edge(parse_id(f.get(1), "")?, parse_id(f.get(2), "")?, label))
-        })(),
+        "v" => vertex_fields(&f).map(|(id, label, degree)| Record::Vertex(id, label, degree)),
+        "e" => edge_fields(&f).map(|(u, v, label)| Record::Edge(u, v, label)),
         _ => return Record::Other,
     };
-    let parsed: Result<Record, crate::error::ErrorKind> = parsed;
     parsed.unwrap_or(Record::Other)
 }
 

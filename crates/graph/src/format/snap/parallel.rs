@@ -8,21 +8,12 @@
 //! A bad line of any kind gives up (`None`): the sequential loop then reads
 //! the file and reports or skips it.
 
-use super::pair;
-use crate::format::lex::Fields;
+use super::{pair, Pairs};
+use crate::format::lex::{data_line, pair_key, Fields};
 use crate::format::pieces::{cut_at_line_ends, decimal_fields, line_ends, line_slots, skip_blanks, Cut};
 use crate::slices::windows_mut;
 use crate::types::{VertexId, MAX_VERTEX_ID};
 use rayon::prelude::*;
-
-/// What the pair loop finds: the pair keys of the lines that are not
-/// self-loops (in any order, repeats kept), the ids of the self-loops, and
-/// the largest id with the file line of its first mention.
-pub(super) struct Pairs {
-    pub keys: Vec<u64>,
-    pub loop_ids: Vec<VertexId>,
-    pub max_id: Option<(VertexId, usize)>,
-}
 
 /// The slot of a blank line, a comment or a self-loop (no pair key is this
 /// large: a key's two ids differ); sorted last and cut off.
@@ -92,8 +83,7 @@ fn fill(piece: &[u8], slots: &mut [u64]) -> Option<Part> {
         if u == v {
             part.loop_ids.push(u);
         } else {
-            let (a, b) = if u < v { (u, v) } else { (v, u) };
-            *slot = (u64::from(a) << 32) | u64::from(b);
+            *slot = pair_key(u, v);
             part.pairs += 1;
         }
     }
@@ -116,9 +106,8 @@ fn pair_at(b: &[u8], pos: usize) -> Option<(Option<(VertexId, VertexId)>, usize)
         _ => {}
     }
     let end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |p| pos + p);
-    let l = std::str::from_utf8(&b[pos..end]).ok()?.trim();
-    if l.is_empty() || l.starts_with(['#', '%']) {
+    let Some(l) = data_line(std::str::from_utf8(&b[pos..end]).ok()?) else {
         return Some((None, end));
-    }
+    };
     Some((Some(pair(&Fields::split(l)).ok()?), end))
 }
