@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
+use crate::degree_count::degrees;
 use crate::dynamic::{DynamicGraph, Strictness};
 use crate::edge_set::{BaseSlot, EdgeKey, EdgeSet};
 use crate::error::{ErrorKind, InputError};
@@ -291,14 +292,8 @@ impl OtherEdges {
     /// The store of the edges `keys` (each `u < v`), with their `labels`
     /// (one each) in an edge-labelled graph; `None` when a key repeats.
     fn from_edges(keys: Vec<EdgeKey>, labels: Option<Vec<Label>>) -> Option<OtherEdges> {
-        let mut degree = Vec::new();
-        if let Some(top) = keys.iter().map(|k| k.1 as usize + 1).max() {
-            degree.resize(top, 0);
-        }
-        for &(u, v) in &keys {
-            degree[u as usize] += 1;
-            degree[v as usize] += 1;
-        }
+        let top = keys.iter().map(|k| k.1 as usize + 1).max().unwrap_or(0);
+        let degree = degrees(&keys, top, |&k| k);
         let edges = match labels {
             Some(labels) => EdgeSet::from_labelled(keys.into_iter().zip(labels).collect()),
             None => EdgeSet::from_keys(keys),
