@@ -143,7 +143,7 @@ pub(super) fn records(text: &str, first_line: usize, cut: Cut, b: &mut Builder) 
 /// Whether the line at the start of `b` starts (after blanks) with `e` and
 /// a blank: the lines the second pass parses.
 fn starts_edge(b: &[u8]) -> bool {
-    let i = b.iter().position(|&c| !is_blank(c)).unwrap_or(b.len());
+    let i = skip_blanks(b, 0);
     b.get(i) == Some(&b'e') && b.get(i + 1).is_some_and(|&c| is_blank(c))
 }
 
