@@ -21,9 +21,6 @@ use crate::host_graph::HostGraph;
 use crate::nvrtc::{kernel_with, MATCH_CU};
 use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_WORDS};
 
-/// Threads per block of `match_kernel`'s narrow build (`WARPS * 32` in the
-/// source; [`Shape::block_threads`] of each build).
-pub const MATCH_BLOCK: u32 = Shape::NARROW.block_threads();
 /// Output words (u64) of the kernel.
 pub const OUT_WORDS: usize = 9;
 /// Output slot of the tasks one launch deferred (reset per launch).
@@ -320,7 +317,7 @@ impl DeviceMatcher {
         t
     }
 
-    /// Grid size (blocks of [`MATCH_BLOCK`] threads) of the build for
+    /// Grid size (blocks of [`Shape::block_threads`] threads) of the build for
     /// queries of up to 8 vertices.
     pub fn blocks(&self) -> u32 {
         self.narrow.blocks
