@@ -315,22 +315,50 @@ fn a_removed_vertex_leaves_both_stores_and_may_come_back() {
             Update::AddEdge(e(4, 2)), // new again
             Update::AddEdge(e(2, 0)), // new again
             Update::RemoveVertex { id: 4, label: None },
-            Update::AddVertex { id: 4, label: 1 }, // another label: rejected
-            Update::AddEdge(e(4, 1)),              // unknown vertex
-            Update::AddEdge(e(2, 4)),              // unknown vertex
+            Update::AddVertex { id: 4, label: 1 }, // another label (a relabelling)
+            Update::AddEdge(e(4, 1)),              // now dropped (1-1)
+            Update::AddEdge(e(2, 4)),              // now kept (0-1)
         ]),
-        located([Update::AddVertex { id: 4, label: 1 }, Update::AddEdge(e(4, 1))]), // a later batch may
+        located([Update::AddVertex { id: 4, label: 1 }, Update::AddEdge(e(4, 1))]), // duplicates
+        located([Update::AddEdge(e(1, 4)), Update::RemoveEdge(e(4, 2))]),           // a duplicate; kept, present
     ];
     for strictness in [Strictness::Strict, Strictness::Lenient] {
         let mut apart = CpuEngine::new(1, Arc::new(CostOrder)).unwrap();
         let mut oracle = Recount::new(BruteForce);
-        apart.init(&g, &q).unwrap();
-        oracle.init(&g, &q).unwrap();
+        // one update at a time, where a relabelled vertex's edges are routed
+        // by its new label
+        let mut each = CpuEngine::new(2, Arc::new(CostOrder)).unwrap();
+        let mut oracle_each = Recount::new(BruteForce);
+        for e in [
+            &mut apart as &mut dyn ContinuousMatcher,
+            &mut oracle,
+            &mut each,
+            &mut oracle_each,
+        ] {
+            e.init(&g, &q).unwrap();
+        }
         assert!(apart.edges_apart() > 0);
         for b in &batches {
             let want = run(&mut oracle, b, strictness);
             let got = run(&mut apart, b, strictness);
             assert_eq!(outcome(&got), outcome(&want), "{strictness:?} {b:?}");
+            let batch = Batch {
+                updates: b,
+                source: "t",
+                strictness,
+            };
+            let (mut want_each, mut got_each) = (Vec::new(), Vec::new());
+            let we = oracle_each
+                .process_each(batch, &mut want_each)
+                .map_err(|e| e.to_string());
+            let ge = each.process_each(batch, &mut got_each).map_err(|e| e.to_string());
+            assert_eq!(ge, we, "{strictness:?} {b:?}");
+            let counts = |v: &[BatchResult]| {
+                v.iter()
+                    .map(|r| (r.positive, r.negative, r.skipped))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(counts(&got_each), counts(&want_each), "{strictness:?} {b:?}");
         }
     }
 }

@@ -428,10 +428,40 @@ impl OtherEdges {
         source: &str,
         strictness: Strictness,
     ) -> Routed {
+        self.route_as(g, filter, updates, source, strictness, Validation::Batch)
+    }
+
+    /// [`OtherEdges::route`] for updates that `g` then validates and
+    /// applies one at a time (a batch of its own each): a vertex removed
+    /// earlier in `updates` may come back under another label, which a
+    /// batch's validation rejects (a batch relabels a vertex only through
+    /// [`crate::phases`]), and the edges after it are routed by its new
+    /// label.
+    pub fn route_each(
+        &self,
+        g: &DynamicGraph,
+        filter: &EdgeFilter,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+    ) -> Routed {
+        self.route_as(g, filter, updates, source, strictness, Validation::EachUpdate)
+    }
+
+    fn route_as(
+        &self,
+        g: &DynamicGraph,
+        filter: &EdgeFilter,
+        updates: &[LocatedUpdate],
+        source: &str,
+        strictness: Strictness,
+        validation: Validation,
+    ) -> Routed {
         let router = Router {
             g,
             filter,
             edges: &self.edges,
+            validation,
         };
         let edges_only = || {
             updates
@@ -521,12 +551,21 @@ impl OtherEdges {
     }
 }
 
+/// How the graph validates the updates routed: as one batch, or one at a
+/// time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Validation {
+    Batch,
+    EachUpdate,
+}
+
 /// What routing an edge update reads: the graph, the filter and the set,
-/// none of them changed while a batch routes.
+/// none of them changed while a batch routes, and how the graph validates.
 struct Router<'a> {
     g: &'a DynamicGraph,
     filter: &'a EdgeFilter,
     edges: &'a EdgeSet,
+    validation: Validation,
 }
 
 /// An edge update between two labelled, distinct vertices, as routing
@@ -642,10 +681,12 @@ impl Router<'_> {
                 Update::AddVertex { id, label } => {
                     // the checks of the graph's own validation, which
                     // rejects this update exactly when it is not added here
+                    // (a batch keeps a removed vertex's label; one update
+                    // at a time, the removal is committed before)
                     let valid = id <= MAX_VERTEX_ID
                         && label != ABSENT
                         && label_of(&vertices, id).is_none()
-                        && committed(id).is_none_or(|l| l == label);
+                        && (self.validation == Validation::EachUpdate || committed(id).is_none_or(|l| l == label));
                     if valid {
                         vertices.insert(id, Some(label));
                     }
@@ -898,6 +939,36 @@ mod tests {
             ]
         );
         assert_eq!(r.graph.len(), 1);
+    }
+
+    /// A vertex removed and added back under another label: a batch's
+    /// validation rejects the addition (the graph names it), so the
+    /// vertex's edges after it are routed by no label; one update at a time
+    /// it is valid and its edges go by the new label.
+    #[test]
+    fn a_relabelled_vertex_routes_its_edges_by_its_new_label_one_update_at_a_time() {
+        let (g, f, other) = setup(false);
+        let ups = [
+            lu(1, Update::RemoveVertex { id: 2, label: None }),
+            lu(2, Update::AddVertex { id: 2, label: 1 }),
+            lu(3, Update::AddEdge(Edge::new(2, 0, 0))), // 1-0: kept
+            lu(4, Update::AddEdge(Edge::new(2, 3, 0))), // 1-1: dropped
+        ];
+        let batch = other.route(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(
+            batch.routes,
+            [Route::GraphRemoving(2), Route::Graph, Route::Graph, Route::Graph]
+        );
+        let each = other.route_each(&g, &f, &ups, "s", Strictness::Lenient);
+        assert_eq!(
+            each.routes,
+            [
+                Route::GraphRemoving(2),
+                Route::Graph,
+                Route::Graph,
+                Route::Insert((2, 3), 0)
+            ]
+        );
     }
 
     #[test]
