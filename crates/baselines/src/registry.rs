@@ -5,6 +5,7 @@ use std::sync::Arc;
 use csm_engine::{ContinuousMatcher, EngineError, Recount, StaticMatcher};
 use csm_planner::OrderStrategy;
 
+use crate::listing::{ListingCount, ListingEngine};
 use crate::{BruteForce, CpuEngine, Vf2};
 
 /// Options common to every CPU engine.
@@ -48,6 +49,7 @@ pub const ENGINES: &[&str] = &[
     "pbe",
     "geneva",
     "rapidflow",
+    "list",
 ];
 
 /// The `cpu` engine with `opts`.
@@ -88,6 +90,7 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
         "pbe" => Box::new(crate::pbe::Pbe::default().with_threads(opts.threads)?),
         "geneva" => Box::new(geneva(opts)?),
         "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
+        "list" => Box::new(ListingCount::new(opts.order.clone())),
         _ => return Err(unknown(name)),
     })
 }
@@ -104,6 +107,8 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
         "pbe" => Box::new(Recount::new(crate::pbe::Pbe::default().with_threads(opts.threads)?)),
         "geneva" => Box::new(Recount::new(geneva(opts)?)),
         "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
+        // (counts by listing; `csm stream --list` gives it a file)
+        "list" => Box::new(ListingEngine::new(opts.order.clone(), Box::new(|_| {}))),
         _ => return Err(unknown(name)),
     })
 }

@@ -9,4 +9,5 @@
 pub mod cmd;
 pub mod input;
 pub mod limit;
+pub mod list_file;
 pub mod output;

@@ -956,3 +956,131 @@ fn batches_that_relabel_a_vertex_are_counted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("bad.txt:4"), "{err}");
 }
+
+/// `--list`: `csm stream` writes one line per embedding that appears (`+`)
+/// or vanishes (`-`), as many per batch as the batch's JSON line counts,
+/// and `csm match` one per embedding, as many as the count; on files whose
+/// ids are spread up to 2·10^9 (renumbered inside) the lines name the
+/// files' ids: the dense files' lines with every id spread.
+#[test]
+fn list_writes_each_embedding_in_the_files_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    ok(&[
+        "gen",
+        "graph",
+        "--kind",
+        "rmat",
+        "--scale",
+        "7",
+        "--edges",
+        "600",
+        "--labels",
+        "2",
+        "--seed",
+        "4",
+        "--format",
+        "csm",
+        "-o",
+        &p("g.csm"),
+    ]);
+    ok(&[
+        "gen",
+        "stream",
+        "-g",
+        &p("g.csm"),
+        "--fraction",
+        "0.2",
+        "--seed",
+        "3",
+        "-o",
+        &p("u.txt"),
+        "--initial",
+        &p("g0.csm"),
+        "--out-format",
+        "csm",
+    ]);
+    // vertices the stream adds, with a triangle through them
+    let mut u = std::fs::read_to_string(p("u.txt")).unwrap();
+    u += "v 200 0\ne 200 0 0\ne 1 200 0\nv 201 0\ne 201 0 0\ne 200 201 0\n";
+    std::fs::write(p("u.txt"), u).unwrap();
+    let spread = |i: u64| i * 7_000_001 + 13;
+    respread(&p("g0.csm"), Path::new(&p("s0.csm")), spread);
+    respread(&p("u.txt"), Path::new(&p("su.txt")), spread);
+    let lines = |path: &str| -> Vec<Vec<String>> {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.starts_with("# "), "a header line");
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(' ').map(str::to_string).collect())
+            .collect()
+    };
+    let spread_line = |l: &[String], from: usize| -> Vec<String> {
+        let mut l = l.to_vec();
+        for x in &mut l[from..] {
+            *x = spread(x.parse().unwrap()).to_string();
+        }
+        l
+    };
+    let q = "triangle";
+    // stream
+    let run = |g: &str, u: &str, out: &str| -> Vec<Value> {
+        let args = [
+            "stream", "-g", g, "-q", q, "-u", u, "--batch", "9", "--json", "--list", out,
+        ];
+        ok(&args).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let dense = run(&p("g0.csm"), &p("u.txt"), &p("dense.txt"));
+    let sparse = run(&p("s0.csm"), &p("su.txt"), &p("sparse.txt"));
+    let summary = dense.last().unwrap();
+    assert_eq!(summary["engine"], "list");
+    let listed = lines(&p("dense.txt"));
+    assert!(summary["positive"].as_u64().unwrap() > 0 && summary["negative"].as_u64().unwrap() > 0);
+    assert_eq!(summary["listed"].as_u64().unwrap(), listed.len() as u64);
+    for b in &dense[..dense.len() - 1] {
+        let i = b["batch"].as_u64().unwrap().to_string();
+        for (sign, key) in [("+", "positive"), ("-", "negative")] {
+            let n = listed.iter().filter(|l| l[0] == i && l[1] == sign).count();
+            assert_eq!(n as u64, b[key].as_u64().unwrap(), "batch {i} {key}");
+        }
+    }
+    // the same counts as the cpu engine
+    let cpu: Vec<Value> = ok(&[
+        "stream",
+        "-g",
+        &p("g0.csm"),
+        "-q",
+        q,
+        "-u",
+        &p("u.txt"),
+        "--batch",
+        "9",
+        "--json",
+    ])
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    assert_eq!(cpu.last().unwrap()["positive"], summary["positive"]);
+    assert_eq!(cpu.last().unwrap()["negative"], summary["negative"]);
+    let want: Vec<Vec<String>> = listed.iter().map(|l| spread_line(l, 2)).collect();
+    assert_eq!(lines(&p("sparse.txt")), want);
+    assert_eq!(sparse.last().unwrap()["listed"], summary["listed"]);
+    // match
+    let count = |g: &str, out: &str| last_json(&ok(&["match", "-g", g, "-q", q, "--json", "--list", out]));
+    let m = count(&p("g0.csm"), &p("mdense.txt"));
+    count(&p("s0.csm"), &p("msparse.txt"));
+    let all = lines(&p("mdense.txt"));
+    assert_eq!(m["count"].as_u64().unwrap(), all.len() as u64);
+    assert!(!all.is_empty());
+    let cpu = last_json(&ok(&["match", "-g", &p("g0.csm"), "-q", q, "--json"]));
+    assert_eq!(cpu["count"], m["count"]);
+    let want: Vec<Vec<String>> = all.iter().map(|l| spread_line(l, 0)).collect();
+    assert_eq!(lines(&p("msparse.txt")), want);
+    // refused combinations
+    for bad in [
+        vec!["match", "-g", &p("g0.csm"), "-q", q, "--json", "--list", "-"],
+        vec!["match", "-g", &p("g0.csm"), "-q", q, "-e", "vf2", "--list", "x"],
+    ] {
+        assert_eq!(csm(&bad).status.code(), Some(1), "{bad:?}");
+    }
+}

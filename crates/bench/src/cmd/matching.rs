@@ -1,15 +1,20 @@
 //! `csm match`: the number of embeddings of a query in a graph (static).
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::Args;
+use csm_baselines::listing::list_static;
 use csm_engine::EdgesApart;
-use csm_planner::count;
+use csm_graph::CsrGraph;
+use csm_planner::{count, QueryGraph};
 use serde_json::{json, Value};
 
-use crate::input::{self, EngineArgs, GraphArgs, QueryArgs};
+use crate::cmd::stream::query_columns;
+use crate::input::{self, EngineArgs, GraphArgs, LoadedGraph, QueryArgs};
 use crate::limit::{self, Watchdog};
+use crate::list_file::ListFile;
 use crate::output;
 
 /// Arguments of `csm match`.
@@ -38,6 +43,12 @@ pub struct MatchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write every embedding to FILE (`-`: stdout, not with --json), one
+    /// line each: `f(u0) f(u1) ...` in the file's vertex ids. Runs the
+    /// sequential listing engine (`list`) on the whole graph instead of
+    /// --engine's.
+    #[arg(long, value_name = "FILE", conflicts_with = "limit")]
+    pub list: Option<PathBuf>,
 }
 
 pub fn run(args: MatchArgs) -> Result<()> {
@@ -45,6 +56,20 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
+    if args.list.as_ref().is_some_and(|p| p.as_os_str() == "-") && args.json {
+        bail!("--list -: stdout carries the JSON object; list to a file");
+    }
+    if args.list.is_some() && !["cpu", "list"].contains(&args.engine.engine.as_str()) {
+        bail!(
+            "--list runs its own engine (`list`), not `{}`: drop --engine",
+            args.engine.engine
+        );
+    }
+    let engine_name = if args.list.is_some() {
+        "list"
+    } else {
+        &args.engine.engine
+    };
     let engine = args.engine.static_engine()?;
     // every engine counts the same on the edges of the query's label
     // triples (an invalid edge keeps the whole graph, whose build names it)
@@ -55,7 +80,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     })?;
     let keep_seconds = t_keep.elapsed().as_secs_f64();
     let head = json!({
-        "engine": args.engine.engine,
+        "engine": engine_name,
         "graph": g.name,
         "query": q.name,
         "vertices": g.data.num_vertices(),
@@ -80,9 +105,10 @@ pub fn run(args: MatchArgs) -> Result<()> {
             println!("count   unknown: time limit of {limit} s reached");
         }
     });
-    let count = match args.limit {
-        Some(n) => engine.count_at_most(&csr, &q.query, n),
-        None => engine.count(&csr, &q.query),
+    let count = match (&args.list, args.limit) {
+        (Some(path), _) => list_all(path, &g, &q.query, &args.engine.order),
+        (None, Some(n)) => Ok(engine.count_at_most(&csr, &q.query, n)?),
+        (None, None) => Ok(engine.count(&csr, &q.query)?),
     };
     watchdog.finish();
     let count = count?;
@@ -129,14 +155,32 @@ pub fn run(args: MatchArgs) -> Result<()> {
         if args.unique && !count::saturated(count) {
             println!("unique  {unique}  (|Aut(Q)| = {aut})");
         }
+        if let Some(path) = &args.list {
+            println!("listed  {count} embeddings in {}", input::output_name(path));
+        }
         println!(
             "engine  {} ({} s matching, {} s loading)",
-            args.engine.engine,
+            engine_name,
             fmt3(seconds),
             fmt3(g.seconds)
         );
     }
     Ok(())
+}
+
+/// Writes every embedding of `q` in the whole graph `g` to `path`
+/// ([`list_static`]) and returns how many there were.
+fn list_all(path: &Path, g: &LoadedGraph, q: &QueryGraph, order: &str) -> Result<u64> {
+    let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
+        e.source_name = g.name.clone();
+        e
+    })?;
+    let file = ListFile::create(path, g.ids.clone(), &query_columns(q.num_vertices()))?;
+    let n = list_static(&csr, q, input::order_strategy(order)?.as_ref(), &mut |l| {
+        file.write(l, false)
+    });
+    file.finish()?;
+    Ok(n)
 }
 
 fn fmt3(s: f64) -> String {

@@ -1,9 +1,11 @@
 //! `csm stream`: continuous matching of an update stream, batch by batch.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
+use csm_baselines::listing::ListingEngine;
 use csm_baselines::registry::{self, EngineOptions};
 use csm_engine::{past, Batch, BatchResult, ContinuousMatcher, FIRST_TIMED_RUN};
 use csm_graph::{GraphData, LocatedUpdate, Strictness};
@@ -13,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs, QueryArgs, StreamArgs};
 use crate::limit::{self, Watchdog};
+use crate::list_file::ListFile;
 use crate::output;
 
 /// Arguments of `csm stream`.
@@ -43,6 +46,12 @@ pub struct StreamCmdArgs {
     /// Print JSON lines (one per batch, then a summary) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write every embedding that appears or vanishes to FILE (`-`: stdout,
+    /// not with --json), one line each: `BATCH SIGN f(u0) f(u1) ...`, SIGN
+    /// `+` or `-`, in the files' vertex ids. Runs the sequential listing
+    /// engine (`list`) instead of --engine's.
+    #[arg(long, value_name = "FILE")]
+    pub list: Option<PathBuf>,
 }
 
 /// Updates handed to [`ContinuousMatcher::process_each_until`] at a time
@@ -222,6 +231,11 @@ impl SummaryMeta {
     }
 }
 
+/// The header columns of the query vertices in a `--list` file: `u0 u1 ...`.
+pub fn query_columns(k: usize) -> String {
+    (0..k).map(|u| format!("u{u}")).collect::<Vec<_>>().join(" ")
+}
+
 /// The JSON object of one batch: the fixed keys, then the engine's extras.
 pub fn batch_json(index: usize, chunk: &[LocatedUpdate], r: &BatchResult) -> Value {
     let mut o = Map::new();
@@ -246,12 +260,36 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     if !args.stream.given() {
         bail!("give the updates: --updates FILE, or --stream-fraction F / --stream-count N to generate them");
     }
+    if args.list.as_ref().is_some_and(|p| p.as_os_str() == "-") && args.json {
+        bail!("--list -: stdout carries the JSON lines; list to a file");
+    }
+    if args.list.is_some() && !["cpu", "list"].contains(&args.engine.engine.as_str()) {
+        bail!(
+            "--list runs its own engine (`list`), not `{}`: drop --engine",
+            args.engine.engine
+        );
+    }
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     let opts = args.engine.options()?;
-    let mut engine = args.engine.continuous_engine()?;
+    let mut engine = match args.list {
+        Some(_) => None,
+        None => Some(args.engine.continuous_engine()?),
+    };
     let mut w = g.workload(&args.stream, None)?;
     input::drop_zero_edge_labels(&mut w.g0, &w.updates, &mut q.query);
+    // (after the workload: the ids of vertices the updates add are known)
+    let list = match &args.list {
+        Some(path) => {
+            let header = format!("batch sign {}", query_columns(q.query.num_vertices()));
+            let file = ListFile::create(path, g.ids.clone(), &header)?;
+            engine = Some(Box::new(ListingEngine::new(opts.order.clone(), file.stream_sink())));
+            Some(file)
+        }
+        None => None,
+    };
+    let mut engine = engine.expect("chosen above");
+    let engine_name = if list.is_some() { "list" } else { &args.engine.engine };
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
     } else {
@@ -272,7 +310,7 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     let init_seconds = t_init.elapsed().as_secs_f64();
 
     let meta = SummaryMeta {
-        engine: args.engine.engine.clone(),
+        engine: engine_name.to_string(),
         query: q.name.clone(),
         graph: g.name.clone(),
         threads: args.engine.threads,
@@ -328,7 +366,9 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     );
     watchdog.finish();
     pb.finish_and_clear();
+    let listed = list.as_ref().map(ListFile::finish).transpose();
     let totals = totals?;
+    let listed = listed?;
     // (unknown when a count overflowed 64 bits)
     let overflow = [totals.positive, totals.negative]
         .into_iter()
@@ -347,11 +387,14 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         if overflow {
             o["overflow"] = json!(true);
         }
+        if let Some(n) = listed {
+            o["listed"] = json!(n);
+        }
         output::json_line(&o);
     } else {
         println!(
             "{} on {}: {} updates from {} in {} batches of {}",
-            args.engine.engine,
+            engine_name,
             q.name,
             output::group(totals.updates as u64),
             w.source,
@@ -375,6 +418,12 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         }
         if totals.skipped > 0 {
             t.row(["skipped updates".to_string(), output::group(totals.skipped as u64)]);
+        }
+        if let (Some(n), Some(path)) = (listed, &args.list) {
+            t.row([
+                "embeddings listed".to_string(),
+                format!("{} in {}", output::group(n), input::output_name(path)),
+            ]);
         }
         if w.unreadable > 0 {
             t.row([

@@ -1,0 +1,226 @@
+//! Listing the embeddings themselves, not only their numbers: [`ListingEngine`]
+//! hands every embedding that appears in a batch (|M(G') \ M(G)|) or vanishes
+//! (|M(G) \ M(G')|) to a sink, and [`list_static`] every embedding of a
+//! graph. `csm stream --list` and `csm match --list` write them to a file.
+//!
+//! The plans are the cpu engine's delta plans (GCSM Eq. 1 split by sign,
+//! [`csm_planner::plan`]) and static plan, run by the same executor in its
+//! listing mode ([`Executor::enumerate`]): no symmetry breaking (each
+//! automorphic image is its own embedding) and none of the counting
+//! shortcuts (products of independent tails, label-disjoint splits, the
+//! suffix memo), which count embeddings without visiting them. One thread:
+//! a listing run is bound by the embeddings it writes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use csm_engine::{relabel_phases, Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
+use csm_planner::{
+    count, delta_plans_on, for_each_seed, static_plan_on, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan,
+    QueryGraph, Sign,
+};
+
+/// One embedding handed to a sink: `embedding[u]` is the data vertex that
+/// query vertex `u` maps to.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed<'a> {
+    /// The batch it appeared or vanished in (0 for the first
+    /// [`ContinuousMatcher::process`] call; one update at a time, each
+    /// update is a batch), or 0 for a static listing.
+    pub batch: usize,
+    /// [`Sign::Positive`]: in M(G') \ M(G); [`Sign::Negative`]: in
+    /// M(G) \ M(G'). A static listing gives `Positive`.
+    pub sign: Sign,
+    pub embedding: &'a [VertexId],
+}
+
+/// Where a listing goes.
+pub type Sink = Box<dyn FnMut(Listed<'_>) + Send>;
+
+/// A continuous matcher that lists what it counts ([module docs](self)).
+pub struct ListingEngine {
+    order: Arc<dyn OrderStrategy>,
+    sink: Sink,
+    state: Option<Registered>,
+    exec: Executor,
+    /// Batches processed so far ([`Listed::batch`]).
+    batches: usize,
+}
+
+/// The registered query and the graph it is matched on.
+struct Registered {
+    g: DynamicGraph,
+    q: QueryGraph,
+    plans: Vec<DeltaPlan>,
+}
+
+impl ListingEngine {
+    /// An engine whose plans follow `order` and whose embeddings go to `sink`.
+    pub fn new(order: Arc<dyn OrderStrategy>, sink: Sink) -> ListingEngine {
+        ListingEngine {
+            order,
+            sink,
+            state: None,
+            exec: Executor::new(),
+            batches: 0,
+        }
+    }
+
+    /// One valid part of a batch (the whole batch, or one of a
+    /// relabelling batch's phases): staged, listed, committed.
+    fn run(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let st = self
+            .state
+            .as_mut()
+            .ok_or_else(|| EngineError::NotInitialised("list".into()))?;
+        let t0 = Instant::now();
+        st.g.stage(batch.updates, batch.source, batch.strictness)?;
+        let staged = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let mut result = BatchResult::default();
+        let delta = st.g.pending_delta().expect("just staged").clone();
+        let mut at = vec![0; st.q.num_vertices()];
+        for p in &st.plans {
+            for_each_seed(&st.g, p, &delta, |x, y| {
+                let listed = self.exec.enumerate(&st.g, &p.plan, &[x, y], &mut |emb| {
+                    for (d, &v) in emb.iter().enumerate() {
+                        at[p.plan.order[d]] = v;
+                    }
+                    (self.sink)(Listed {
+                        batch: self.batches,
+                        sign: p.sign,
+                        embedding: &at,
+                    });
+                });
+                result_add(&mut result, p.sign, listed);
+            });
+        }
+        result.seconds = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        st.g.commit();
+        result.update_seconds = staged + t2.elapsed().as_secs_f64();
+        result.skipped = delta.skipped;
+        Ok(result)
+    }
+}
+
+fn result_add(r: &mut BatchResult, sign: Sign, n: u64) {
+    match sign {
+        Sign::Positive => r.positive = count::add(r.positive, n),
+        Sign::Negative => r.negative = count::add(r.negative, n),
+    }
+}
+
+/// `plan` with label checks on every level: plans made on a graph whose
+/// vertices all carry the query's label skip them, which a vertex of
+/// another label added later would slip through.
+fn checking_labels(mut plan: Plan) -> Plan {
+    plan.check_labels = true;
+    plan
+}
+
+impl ContinuousMatcher for ListingEngine {
+    fn name(&self) -> &str {
+        "list"
+    }
+
+    fn init(&mut self, g: &GraphData, q: &QueryGraph) -> Result<(), EngineError> {
+        let dg = DynamicGraph::from_data(g)?;
+        let stats = GraphStats::of(&dg);
+        let plans = delta_plans_on(q, self.order.as_ref(), &stats, &dg)
+            .into_iter()
+            .map(|p| DeltaPlan {
+                plan: checking_labels(p.plan),
+                ..p
+            })
+            .collect();
+        self.state = Some(Registered {
+            g: dg,
+            q: q.clone(),
+            plans,
+        });
+        self.batches = 0;
+        Ok(())
+    }
+
+    fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
+        let st = self
+            .state
+            .as_ref()
+            .ok_or_else(|| EngineError::NotInitialised("list".into()))?;
+        let result = match relabel_phases(&st.g, batch)? {
+            // a vertex re-added under another label: the removal phase,
+            // then the addition phase, listed under this one batch
+            Some((phases, split_seconds)) => {
+                let mut total = BatchResult {
+                    skipped: phases.skipped,
+                    update_seconds: split_seconds,
+                    ..BatchResult::default()
+                };
+                for part in [&phases.removal, &phases.addition] {
+                    if !part.is_empty() {
+                        let r = self.run(Batch { updates: part, ..batch })?;
+                        result_add(&mut total, Sign::Positive, r.positive);
+                        result_add(&mut total, Sign::Negative, r.negative);
+                        total.seconds += r.seconds;
+                        total.update_seconds += r.update_seconds;
+                    }
+                }
+                total
+            }
+            None => self.run(batch)?,
+        };
+        self.batches += 1;
+        Ok(result)
+    }
+}
+
+/// A static matcher that counts by listing ([`list_static`], the
+/// embeddings dropped): the registry's `list`, for cross-checks.
+pub struct ListingCount {
+    order: Arc<dyn OrderStrategy>,
+}
+
+impl ListingCount {
+    pub fn new(order: Arc<dyn OrderStrategy>) -> ListingCount {
+        ListingCount { order }
+    }
+}
+
+impl StaticMatcher for ListingCount {
+    fn name(&self) -> &str {
+        "list"
+    }
+    fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        Ok(list_static(g, q, self.order.as_ref(), &mut |_| {}))
+    }
+}
+
+/// Hands every embedding of `q` in `g` to `sink` (in the cpu engine's
+/// static plan under `order`) and returns how many there were.
+pub fn list_static(g: &CsrGraph, q: &QueryGraph, order: &dyn OrderStrategy, sink: &mut dyn FnMut(Listed<'_>)) -> u64 {
+    let plan = checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g));
+    let mut at = vec![0; q.num_vertices()];
+    let mut exec = Executor::new();
+    let mut total = 0;
+    // every vertex of the first level's label starts a search
+    let first = plan.levels[0].label;
+    for v in 0..g.num_vertices() as VertexId {
+        if g.labels()[v as usize] != first || g.nbrs(v, Version::New).is_empty() {
+            continue;
+        }
+        let n = exec.enumerate(g, &plan, &[v], &mut |emb| {
+            for (d, &w) in emb.iter().enumerate() {
+                at[plan.order[d]] = w;
+            }
+            sink(Listed {
+                batch: 0,
+                sign: Sign::Positive,
+                embedding: &at,
+            });
+        });
+        total = count::add(total, n);
+    }
+    total
+}
