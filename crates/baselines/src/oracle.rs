@@ -106,8 +106,17 @@ impl StaticMatcher for BruteForce {
 }
 
 /// petgraph VF2 static matcher (non-induced counts via supergraph sums).
+/// Declines inputs of too many supergraphs or vertices, never for time:
+/// an oracle whose answer depends on the machine's load would make tests
+/// flaky ([`Vf2Within`] adds a time budget for interactive use).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Vf2;
+
+/// [`Vf2`] that also declines when its predicted time exceeds a budget in
+/// seconds: the registry's `vf2` ([`VF2_TIME_BUDGET_S`]), which
+/// `csm verify --engines all` recounts with after every batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Vf2Within(pub f64);
 
 impl Vf2 {
     fn induced(q: &UnGraph<Label, Label>, g: &UnGraph<Label, Label>) -> u64 {
@@ -121,9 +130,9 @@ impl Vf2 {
     }
 }
 
-/// The VF2 oracle declines (`Unsupported`) when its first supergraph's time
-/// times the number of supergraphs exceeds this: `csm verify --engines all`
-/// recounts with it after every batch.
+/// The registry's `vf2` ([`Vf2Within`]) declines (`Unsupported`) when its
+/// first supergraph's time times the number of supergraphs exceeds this:
+/// `csm verify --engines all` recounts with it after every batch.
 pub const VF2_TIME_BUDGET_S: f64 = 5.0;
 
 impl StaticMatcher for Vf2 {
@@ -131,6 +140,22 @@ impl StaticMatcher for Vf2 {
         "vf2"
     }
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        Vf2::count_within(g, q, None)
+    }
+}
+
+impl StaticMatcher for Vf2Within {
+    fn name(&self) -> &str {
+        "vf2"
+    }
+    fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
+        Vf2::count_within(g, q, Some(self.0))
+    }
+}
+
+impl Vf2 {
+    /// The count, declined past `budget` seconds (predicted) when given.
+    fn count_within(g: &CsrGraph, q: &QueryGraph, budget: Option<f64>) -> Result<u64, EngineError> {
         let n = q.num_vertices();
         let mut data = g.to_data();
         if !q.edge_labelled() {
@@ -191,11 +216,11 @@ impl StaticMatcher for Vf2 {
                 // refuse when all of them would take longer than the budget
                 first = false;
                 let predicted = started.elapsed().as_secs_f64() * combos;
-                if predicted > VF2_TIME_BUDGET_S {
+                if let Some(budget) = budget.filter(|&b| predicted > b) {
                     return Err(EngineError::Unsupported {
                         engine: "vf2".into(),
                         reason: format!(
-                            "VF2 would take about {predicted:.0} s for {combos} supergraphs (budget {VF2_TIME_BUDGET_S} s)"
+                            "VF2 would take about {predicted:.0} s for {combos} supergraphs (budget {budget} s)"
                         ),
                     });
                 }

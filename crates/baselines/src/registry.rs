@@ -6,7 +6,8 @@ use csm_engine::{ContinuousMatcher, EngineError, Recount, StaticMatcher};
 use csm_planner::OrderStrategy;
 
 use crate::listing::{ListingCount, ListingEngine};
-use crate::{BruteForce, CpuEngine, Vf2};
+use crate::oracle::{Vf2Within, VF2_TIME_BUDGET_S};
+use crate::{BruteForce, CpuEngine};
 
 /// Options common to every CPU engine.
 #[derive(Clone)]
@@ -85,7 +86,7 @@ pub fn static_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn StaticM
         // the edge filter is continuous matching's only
         "cpu-whole" => Box::new(cpu(opts)?),
         "oracle" => Box::new(BruteForce),
-        "vf2" => Box::new(Vf2),
+        "vf2" => Box::new(Vf2Within(VF2_TIME_BUDGET_S)),
         "stwig" => Box::new(stwig(opts)?),
         "pbe" => Box::new(crate::pbe::Pbe::default().with_threads(opts.threads)?),
         "geneva" => Box::new(geneva(opts)?),
@@ -102,7 +103,7 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
         "cpu-nosym" => Box::new(cpu(opts)?.without_symmetry()),
         "cpu-whole" => Box::new(cpu(opts)?.without_edge_filter()),
         "oracle" => Box::new(Recount::new(BruteForce)),
-        "vf2" => Box::new(Recount::new(Vf2)),
+        "vf2" => Box::new(Recount::new(Vf2Within(VF2_TIME_BUDGET_S))),
         "stwig" => Box::new(Recount::new(stwig(opts)?)),
         "pbe" => Box::new(Recount::new(crate::pbe::Pbe::default().with_threads(opts.threads)?)),
         "geneva" => Box::new(Recount::new(geneva(opts)?)),
