@@ -130,6 +130,9 @@ impl Vf2 {
     }
 }
 
+/// Supergraphs whose mean time [`Vf2Within`] predicts from.
+const PROBES: f64 = 8.0;
+
 /// The registry's `vf2` ([`Vf2Within`]) declines (`Unsupported`) when its
 /// first supergraph's time times the number of supergraphs exceeds this:
 /// `csm verify --engines all` recounts with it after every batch.
@@ -196,7 +199,7 @@ impl Vf2 {
         // choice[k] = 0: pair k stays a non-edge, else edge with elabels[choice-1]
         let mut choice = vec![0usize; non_edges.len()];
         let started = Instant::now();
-        let mut first = true;
+        let mut done = 0usize;
         loop {
             let mut qg: UnGraph<Label, Label> = UnGraph::default();
             for &l in q.labels() {
@@ -211,12 +214,15 @@ impl Vf2 {
                 }
             }
             total += Self::induced(&qg, &pg);
-            if first {
-                // the first supergraph (Q itself) is the sparsest and slowest:
-                // refuse when all of them would take longer than the budget
-                first = false;
-                let predicted = started.elapsed().as_secs_f64() * combos;
-                if let Some(budget) = budget.filter(|&b| predicted > b) {
+            done += 1;
+            // the first supergraph (Q itself) is the sparsest and slowest:
+            // refuse when all of them would take longer than the budget, at
+            // once when the first predicts ten budgets, else by the mean of
+            // the first few (one timing can catch a descheduled thread)
+            if done == 1 || done as f64 == PROBES.min(combos) {
+                let predicted = started.elapsed().as_secs_f64() / done as f64 * combos;
+                let over = |b: f64| predicted > if done == 1 { 10.0 * b } else { b };
+                if let Some(budget) = budget.filter(|&b| over(b)) {
                     return Err(EngineError::Unsupported {
                         engine: "vf2".into(),
                         reason: format!(
