@@ -18,7 +18,7 @@ use csm_engine::{relabel_phases, Batch, BatchResult, ContinuousMatcher, EngineEr
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{
     count, delta_plans_on, for_each_seed, static_plan_on, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan,
-    QueryGraph, Sign,
+    QueryGraph, Quota, Sign,
 };
 
 /// One embedding handed to a sink: `embedding[u]` is the data vertex that
@@ -193,24 +193,45 @@ impl StaticMatcher for ListingCount {
         "list"
     }
     fn count(&self, g: &CsrGraph, q: &QueryGraph) -> Result<u64, EngineError> {
-        Ok(list_static(g, q, self.order.as_ref(), &mut |_| {}))
+        Ok(list_static(g, q, self.order.as_ref(), None, &mut |_| {}))
+    }
+    fn count_at_most(&self, g: &CsrGraph, q: &QueryGraph, limit: u64) -> Result<u64, EngineError> {
+        Ok(list_static(g, q, self.order.as_ref(), Some(limit), &mut |_| {}))
     }
 }
 
 /// Hands every embedding of `q` in `g` to `sink` (in the cpu engine's
-/// static plan under `order`) and returns how many there were.
-pub fn list_static(g: &CsrGraph, q: &QueryGraph, order: &dyn OrderStrategy, sink: &mut dyn FnMut(Listed<'_>)) -> u64 {
+/// static plan under `order`), or the first `limit` of them, and returns
+/// how many it handed (with a limit, `min(count, limit)`: the `-num` cap
+/// of the SubgraphMatching study's tools).
+pub fn list_static(
+    g: &CsrGraph,
+    q: &QueryGraph,
+    order: &dyn OrderStrategy,
+    limit: Option<u64>,
+    sink: &mut dyn FnMut(Listed<'_>),
+) -> u64 {
     let plan = checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g));
     let mut at = vec![0; q.num_vertices()];
     let mut exec = Executor::new();
-    let mut total = 0;
+    // the quota stops the search soon after the limit; the sink stops at it
+    let quota = limit.map(|l| Arc::new(Quota::new(l)));
+    exec.set_quota(quota.clone());
+    let limit = limit.unwrap_or(u64::MAX);
+    let mut handed = 0;
     // every vertex of the first level's label starts a search
     let first = plan.levels[0].label;
     for v in 0..g.num_vertices() as VertexId {
+        if handed >= limit {
+            break;
+        }
         if g.labels()[v as usize] != first || g.nbrs(v, Version::New).is_empty() {
             continue;
         }
-        let n = exec.enumerate(g, &plan, &[v], &mut |emb| {
+        exec.enumerate(g, &plan, &[v], &mut |emb| {
+            if handed >= limit {
+                return;
+            }
             for (d, &w) in emb.iter().enumerate() {
                 at[plan.order[d]] = w;
             }
@@ -219,8 +240,9 @@ pub fn list_static(g: &CsrGraph, q: &QueryGraph, order: &dyn OrderStrategy, sink
                 sign: Sign::Positive,
                 embedding: &at,
             });
+            handed += 1;
         });
-        total = count::add(total, n);
     }
-    total
+    exec.set_quota(None);
+    handed
 }

@@ -59,7 +59,7 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     // the initial graph, listed statically
     let csr = csm_graph::CsrGraph::from_data(&model.to_data()).expect("valid graph");
     let mut all = Vec::new();
-    let n = list_static(&csr, &q, order.as_ref(), &mut |l: Listed<'_>| {
+    let n = list_static(&csr, &q, order.as_ref(), None, &mut |l: Listed<'_>| {
         all.push(l.embedding.to_vec())
     });
     let want = embeddings(&model.to_data(), &q);
@@ -67,6 +67,17 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     let all_set: BTreeSet<Vec<VertexId>> = all.iter().cloned().collect();
     prop_assert_eq!(all_set.len(), all.len(), "listed twice");
     prop_assert_eq!(&all_set, &want, "static listing; query {:?}", q);
+    // capped: exactly min(count, limit) distinct embeddings of M(G)
+    let limit = r.random_range(1..=want.len() as u64 + 2);
+    let mut some = BTreeSet::new();
+    let mut twice = false;
+    let n = list_static(&csr, &q, order.as_ref(), Some(limit), &mut |l: Listed<'_>| {
+        twice |= !some.insert(l.embedding.to_vec());
+    });
+    prop_assert!(!twice, "listed twice");
+    prop_assert_eq!(n, limit.min(want.len() as u64));
+    prop_assert_eq!(some.len() as u64, n);
+    prop_assert!(some.is_subset(&want));
     for b in 0..4 {
         let before = embeddings(&model.to_data(), &q);
         let len = r.random_range(1..12);

@@ -1076,6 +1076,25 @@ fn list_writes_each_embedding_in_the_files_ids() {
     assert_eq!(cpu["count"], m["count"]);
     let want: Vec<Vec<String>> = all.iter().map(|l| spread_line(l, 0)).collect();
     assert_eq!(lines(&p("msparse.txt")), want);
+    // capped: the first N of them
+    let capped = last_json(&ok(&[
+        "match",
+        "-g",
+        &p("g0.csm"),
+        "-q",
+        q,
+        "--json",
+        "--list",
+        &p("m5.txt"),
+        "--limit",
+        "5",
+    ]));
+    assert_eq!(
+        (capped["count"].as_u64(), capped["limit_reached"].as_bool()),
+        (Some(5), Some(true))
+    );
+    let five = lines(&p("m5.txt"));
+    assert!(five.len() == 5 && five.iter().all(|l| all.contains(l)), "{five:?}");
     // refused combinations
     for bad in [
         vec!["match", "-g", &p("g0.csm"), "-q", q, "--json", "--list", "-"],

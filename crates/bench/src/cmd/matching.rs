@@ -47,7 +47,7 @@ pub struct MatchArgs {
     /// line each: `f(u0) f(u1) ...` in the file's vertex ids. Runs the
     /// sequential listing engine (`list`) on the whole graph instead of
     /// --engine's.
-    #[arg(long, value_name = "FILE", conflicts_with = "limit")]
+    #[arg(long, value_name = "FILE")]
     pub list: Option<PathBuf>,
 }
 
@@ -106,7 +106,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         }
     });
     let count = match (&args.list, args.limit) {
-        (Some(path), _) => list_all(path, &g, &q.query, &args.engine.order),
+        (Some(path), limit) => list_all(path, &g, &q.query, &args.engine.order, limit),
         (None, Some(n)) => Ok(engine.count_at_most(&csr, &q.query, n)?),
         (None, None) => Ok(engine.count(&csr, &q.query)?),
     };
@@ -168,15 +168,15 @@ pub fn run(args: MatchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes every embedding of `q` in the whole graph `g` to `path`
-/// ([`list_static`]) and returns how many there were.
-fn list_all(path: &Path, g: &LoadedGraph, q: &QueryGraph, order: &str) -> Result<u64> {
+/// Writes every embedding of `q` in the whole graph `g` to `path`, or the
+/// first `limit` ([`list_static`]), and returns how many it wrote.
+fn list_all(path: &Path, g: &LoadedGraph, q: &QueryGraph, order: &str, limit: Option<u64>) -> Result<u64> {
     let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
         e.source_name = g.name.clone();
         e
     })?;
     let file = ListFile::create(path, g.ids.clone(), &query_columns(q.num_vertices()))?;
-    let n = list_static(&csr, q, input::order_strategy(order)?.as_ref(), &mut |l| {
+    let n = list_static(&csr, q, input::order_strategy(order)?.as_ref(), limit, &mut |l| {
         file.write(l, false)
     });
     file.finish()?;
