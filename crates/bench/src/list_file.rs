@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use csm_baselines::listing::{Listed, Sink};
 use csm_graph::ids::IdMap;
 use csm_planner::Sign;
@@ -63,6 +63,22 @@ impl Inner {
         }
         self.out.write_all(b"\n")
     }
+}
+
+/// Refuses `--list` where it cannot work: to stdout beside `--json` (which
+/// stdout carries), or with another `--engine` than `cpu` (the default) or
+/// `list` (a listing runs the listing engine).
+pub fn check_args(list: Option<&Path>, json: bool, engine: &str) -> Result<()> {
+    let Some(path) = list else {
+        return Ok(());
+    };
+    if path.as_os_str() == "-" && json {
+        bail!("--list -: stdout carries the JSON output; list to a file");
+    }
+    if !["cpu", "list"].contains(&engine) {
+        bail!("--list runs its own engine (`list`), not `{engine}`: drop --engine");
+    }
+    Ok(())
 }
 
 impl ListFile {

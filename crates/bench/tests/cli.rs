@@ -787,27 +787,28 @@ fn respread(src: &str, dst: &Path, spread: impl Fn(u64) -> u64) {
     std::fs::write(dst, out).unwrap();
 }
 
-/// A graph and stream whose ids are spread up to 2·10^9 run as the same
-/// files with dense ids do, batch by batch (the vertices are renumbered,
-/// updates alike, a vertex the stream adds too); `--ids keep` refuses them by
-/// name, and errors name the files' ids.
-#[test]
-fn sparse_ids_stream_as_the_dense_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = |n: &str| dir.path().join(n).display().to_string();
+/// How [`sparse_twins`] spreads the ids (up to 2·10^9).
+const SPREAD: fn(u64) -> u64 = |i| i * 7_000_001 + 13;
+
+/// In `dir`: an R-MAT graph in the csm format (`[scale, edges, graph seed,
+/// stream seed]`, 2 labels), its G0 (`g0.csm`) and a 20% stream (`u.txt`)
+/// with `extra` lines appended, and their twins with every id spread by
+/// [`SPREAD`] (`s0.csm`, `su.txt`).
+fn sparse_twins(dir: &Path, [scale, edges, seed, stream_seed]: [&str; 4], extra: &str) {
+    let p = |n: &str| dir.join(n).display().to_string();
     ok(&[
         "gen",
         "graph",
         "--kind",
         "rmat",
         "--scale",
-        "8",
+        scale,
         "--edges",
-        "1200",
+        edges,
         "--labels",
         "2",
         "--seed",
-        "3",
+        seed,
         "--format",
         "csm",
         "-o",
@@ -821,7 +822,7 @@ fn sparse_ids_stream_as_the_dense_ones() {
         "--fraction",
         "0.2",
         "--seed",
-        "2",
+        stream_seed,
         "-o",
         &p("u.txt"),
         "--initial",
@@ -829,13 +830,24 @@ fn sparse_ids_stream_as_the_dense_ones() {
         "--out-format",
         "csm",
     ]);
-    // the stream also adds a vertex (dense id 300) and two edges on it
     let mut u = std::fs::read_to_string(p("u.txt")).unwrap();
-    u += "v 300 1\ne 300 0 0\ne 1 300 0\n";
+    u += extra;
     std::fs::write(p("u.txt"), u).unwrap();
-    let spread = |i: u64| i * 7_000_001 + 13;
-    respread(&p("g0.csm"), Path::new(&p("s0.csm")), spread);
-    respread(&p("u.txt"), Path::new(&p("su.txt")), spread);
+    respread(&p("g0.csm"), Path::new(&p("s0.csm")), SPREAD);
+    respread(&p("u.txt"), Path::new(&p("su.txt")), SPREAD);
+}
+
+/// A graph and stream whose ids are spread up to 2·10^9 run as the same
+/// files with dense ids do, batch by batch (the vertices are renumbered,
+/// updates alike, a vertex the stream adds too); `--ids keep` refuses them by
+/// name, and errors name the files' ids.
+#[test]
+fn sparse_ids_stream_as_the_dense_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    // the stream also adds a vertex (dense id 300) and two edges on it
+    sparse_twins(dir.path(), ["8", "1200", "3", "2"], "v 300 1\ne 300 0 0\ne 1 300 0\n");
+    let spread = SPREAD;
 
     let run = |g: &str, u: &str, ids: &str| -> Vec<Value> {
         let args = [
@@ -966,47 +978,13 @@ fn batches_that_relabel_a_vertex_are_counted() {
 fn list_writes_each_embedding_in_the_files_ids() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).display().to_string();
-    ok(&[
-        "gen",
-        "graph",
-        "--kind",
-        "rmat",
-        "--scale",
-        "7",
-        "--edges",
-        "600",
-        "--labels",
-        "2",
-        "--seed",
-        "4",
-        "--format",
-        "csm",
-        "-o",
-        &p("g.csm"),
-    ]);
-    ok(&[
-        "gen",
-        "stream",
-        "-g",
-        &p("g.csm"),
-        "--fraction",
-        "0.2",
-        "--seed",
-        "3",
-        "-o",
-        &p("u.txt"),
-        "--initial",
-        &p("g0.csm"),
-        "--out-format",
-        "csm",
-    ]);
     // vertices the stream adds, with a triangle through them
-    let mut u = std::fs::read_to_string(p("u.txt")).unwrap();
-    u += "v 200 0\ne 200 0 0\ne 1 200 0\nv 201 0\ne 201 0 0\ne 200 201 0\n";
-    std::fs::write(p("u.txt"), u).unwrap();
-    let spread = |i: u64| i * 7_000_001 + 13;
-    respread(&p("g0.csm"), Path::new(&p("s0.csm")), spread);
-    respread(&p("u.txt"), Path::new(&p("su.txt")), spread);
+    sparse_twins(
+        dir.path(),
+        ["7", "600", "4", "3"],
+        "v 200 0\ne 200 0 0\ne 1 200 0\nv 201 0\ne 201 0 0\ne 200 201 0\n",
+    );
+    let spread = SPREAD;
     let lines = |path: &str| -> Vec<Vec<String>> {
         let text = std::fs::read_to_string(path).unwrap();
         assert!(text.starts_with("# "), "a header line");

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use csm_baselines::listing::list_static;
 use csm_engine::EdgesApart;
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::cmd::stream::query_columns;
 use crate::input::{self, EngineArgs, GraphArgs, LoadedGraph, QueryArgs};
 use crate::limit::{self, Watchdog};
-use crate::list_file::ListFile;
+use crate::list_file::{self, ListFile};
 use crate::output;
 
 /// Arguments of `csm match`.
@@ -56,15 +56,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     input::drop_zero_edge_labels(&mut g.data, &[], &mut q.query);
-    if args.list.as_ref().is_some_and(|p| p.as_os_str() == "-") && args.json {
-        bail!("--list -: stdout carries the JSON object; list to a file");
-    }
-    if args.list.is_some() && !["cpu", "list"].contains(&args.engine.engine.as_str()) {
-        bail!(
-            "--list runs its own engine (`list`), not `{}`: drop --engine",
-            args.engine.engine
-        );
-    }
+    list_file::check_args(args.list.as_deref(), args.json, &args.engine.engine)?;
     let engine_name = if args.list.is_some() {
         "list"
     } else {

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::input::{self, EngineArgs, GraphArgs, QueryArgs, StreamArgs};
 use crate::limit::{self, Watchdog};
-use crate::list_file::ListFile;
+use crate::list_file::{self, ListFile};
 use crate::output;
 
 /// Arguments of `csm stream`.
@@ -260,15 +260,7 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
     if !args.stream.given() {
         bail!("give the updates: --updates FILE, or --stream-fraction F / --stream-count N to generate them");
     }
-    if args.list.as_ref().is_some_and(|p| p.as_os_str() == "-") && args.json {
-        bail!("--list -: stdout carries the JSON lines; list to a file");
-    }
-    if args.list.is_some() && !["cpu", "list"].contains(&args.engine.engine.as_str()) {
-        bail!(
-            "--list runs its own engine (`list`), not `{}`: drop --engine",
-            args.engine.engine
-        );
-    }
+    list_file::check_args(args.list.as_deref(), args.json, &args.engine.engine)?;
     let mut g = args.graph.load()?;
     let mut q = args.query.load()?;
     let opts = args.engine.options()?;
