@@ -668,16 +668,32 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
     count_delta_with(g, plans, sym, delta, Run::CurrentPool, &mut Executor::new()).0
 }
 
+/// Threads from which a batch's counts share one suffix-memo table
+/// ([`SharedSuffixMemo::global`]) instead of each thread keeping its own.
+/// Measured on Enron with 16 labels, the 10% stream in batches of 4,096,
+/// eight 10- and 12-vertex walk queries (the device's 16-core host, best
+/// of two, twenty-seventh session): sharing took 0.90× (4 threads), 0.91×
+/// (8) and 0.89× (16) of the per-thread tables' time in geometric mean,
+/// q12s3 2.0-2.4× quicker, the worst row 1.12× slower (q12s4 on 8
+/// threads; one light q10 row 1.33× in a noisy pair); on this 2-core VM
+/// it was 1.10-1.16× slower (q10s4, q12s2), as the first measurement of
+/// batches of 512 and runs of single updates had found (3-8%).
+pub const BATCH_SHARED_SUFFIX_THREADS: usize = 4;
+
 fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed]) -> DeltaCounts {
     if rayon::current_num_threads() == 1 {
         return count_seeds_sequential(g, plans, seeds, &mut Executor::new());
     }
-    // every seed reads `g`: one suffix-memo scope (each thread its own
-    // table: a shared one made batches of 512 and runs of single updates
-    // 3-8% slower on two threads, see SharedSuffixMemo)
+    // every seed reads `g`: one suffix-memo scope, and from
+    // BATCH_SHARED_SUFFIX_THREADS threads on one table for all of them
+    let share = rayon::current_num_threads() >= BATCH_SHARED_SUFFIX_THREADS
+        && plans
+            .iter()
+            .any(|p| p.plan.plans().iter().any(|part| part.suffix_memo != 0));
     let shared = Shared {
         scope: Some(MemoScope::new()),
         width: seeds.len(),
+        suffix: share.then(SharedSuffixMemo::global),
         ..Shared::default()
     };
     seeds
