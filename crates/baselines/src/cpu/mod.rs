@@ -668,7 +668,8 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
     count_delta_with(g, plans, sym, delta, Run::CurrentPool, &mut Executor::new()).0
 }
 
-/// Threads from which a batch's counts share one suffix-memo table
+/// Threads from which a batch's counts of a query of
+/// [`BATCH_SHARED_SUFFIX_VERTICES`] or more share one suffix-memo table
 /// ([`SharedSuffixMemo::global`]) instead of each thread keeping its own.
 /// Measured on Enron with 16 labels, the 10% stream in batches of 4,096,
 /// eight 10- and 12-vertex walk queries (the device's 16-core host, best
@@ -680,6 +681,14 @@ pub fn count_delta_parallel<G: GraphView + ?Sized>(
 /// batches of 512 and runs of single updates had found (3-8%).
 pub const BATCH_SHARED_SUFFIX_THREADS: usize = 4;
 
+/// Query vertices from which batches may share the suffix-memo table
+/// ([`BATCH_SHARED_SUFFIX_THREADS`]). The standard 5-7-vertex queries'
+/// light batches lost by sharing on 16 threads (same host and session,
+/// batches of 4,096: Enron with 8 labels 1.28-1.6× slower, a 2 M-edge
+/// R-MAT with 16 labels 0.93-1.17×): their milliseconds of matching do
+/// not repay the shared table's lookups.
+pub const BATCH_SHARED_SUFFIX_VERTICES: usize = 10;
+
 fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds: &[Seed]) -> DeltaCounts {
     if rayon::current_num_threads() == 1 {
         return count_seeds_sequential(g, plans, seeds, &mut Executor::new());
@@ -687,6 +696,9 @@ fn count_seeds_parallel<G: GraphView + ?Sized>(g: &G, plans: &[DeltaPlan], seeds
     // every seed reads `g`: one suffix-memo scope, and from
     // BATCH_SHARED_SUFFIX_THREADS threads on one table for all of them
     let share = rayon::current_num_threads() >= BATCH_SHARED_SUFFIX_THREADS
+        && plans
+            .first()
+            .is_some_and(|p| p.plan.depth() >= BATCH_SHARED_SUFFIX_VERTICES)
         && plans
             .iter()
             .any(|p| p.plan.plans().iter().any(|part| part.suffix_memo != 0));
