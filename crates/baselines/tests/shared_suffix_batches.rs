@@ -46,7 +46,7 @@ fn batches_sharing_the_suffix_memo_equal_brute_force() {
         for b in 0..3 {
             let len = r.random_range(30..50);
             let batch = random_batch(&mut r, &mut model, len, 2, None, false);
-            let mut run = |e: &mut dyn ContinuousMatcher| {
+            let run = |e: &mut dyn ContinuousMatcher| {
                 let r = e
                     .process(Batch {
                         updates: &batch,
