@@ -200,6 +200,43 @@ impl StaticMatcher for ListingCount {
     }
 }
 
+/// [`list_static`] on the caller's rayon pool, without a limit: the start
+/// vertices are spread over the threads, and each piece of work hands its
+/// embeddings to a sink of its own, made by `make` (several per thread
+/// over a run; a sink that buffers should flush when dropped). The
+/// embeddings come in no fixed order. Returns how many there were.
+pub fn list_static_par<S: FnMut(Listed<'_>)>(
+    g: &CsrGraph,
+    q: &QueryGraph,
+    order: &dyn OrderStrategy,
+    make: impl Fn() -> S + Sync + Send,
+) -> u64 {
+    use rayon::prelude::*;
+    let plan = checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g));
+    let first = plan.levels[0].label;
+    let k = q.num_vertices();
+    (0..g.num_vertices() as VertexId)
+        .into_par_iter()
+        .with_min_len(16)
+        .filter(|&v| g.labels()[v as usize] == first && !g.nbrs(v, Version::New).is_empty())
+        .map_init(
+            || (Executor::new(), vec![0; k], make()),
+            |(exec, at, sink), v| {
+                exec.enumerate(g, &plan, &[v], &mut |emb| {
+                    for (d, &w) in emb.iter().enumerate() {
+                        at[plan.order[d]] = w;
+                    }
+                    sink(Listed {
+                        batch: 0,
+                        sign: Sign::Positive,
+                        embedding: at,
+                    });
+                })
+            },
+        )
+        .reduce(|| 0, count::add)
+}
+
 /// Hands every embedding of `q` in `g` to `sink` (in the cpu engine's
 /// static plan under `order`), or the first `limit` of them, and returns
 /// how many it handed (with a limit, `min(count, limit)`: the `-num` cap

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use csm_baselines::listing::{list_static, Listed, ListingEngine};
+use csm_baselines::listing::{list_static, list_static_par, Listed, ListingEngine};
 use csm_baselines::oracle::embeddings;
 use csm_engine::{Batch, ContinuousMatcher};
 use csm_graph::{Edge, LocatedUpdate, Strictness, Update, VertexId};
@@ -67,6 +67,19 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     let all_set: BTreeSet<Vec<VertexId>> = all.iter().cloned().collect();
     prop_assert_eq!(all_set.len(), all.len(), "listed twice");
     prop_assert_eq!(&all_set, &want, "static listing; query {:?}", q);
+    // on a pool: the same embeddings, each once
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    let par = std::sync::Mutex::new(Vec::new());
+    let n = pool.install(|| {
+        list_static_par(&csr, &q, order.as_ref(), || {
+            let par = &par;
+            move |l: Listed<'_>| par.lock().unwrap().push(l.embedding.to_vec())
+        })
+    });
+    let mut par = par.into_inner().unwrap();
+    par.sort();
+    prop_assert_eq!(n as usize, par.len());
+    prop_assert_eq!(par, all_set.iter().cloned().collect::<Vec<_>>(), "listed on a pool");
     // capped: exactly min(count, limit) distinct embeddings of M(G)
     let limit = r.random_range(1..=want.len() as u64 + 2);
     let mut some = BTreeSet::new();

@@ -22,46 +22,85 @@ use crate::input::output_name;
 #[derive(Clone)]
 pub struct ListFile {
     inner: Arc<Mutex<Inner>>,
+    /// The files' ids, when the run renumbered its vertices.
+    ids: Arc<Option<IdMap>>,
 }
 
 struct Inner {
     out: BufWriter<Box<dyn Write + Send>>,
-    /// The files' ids, when the run renumbered its vertices.
-    ids: Option<IdMap>,
     /// The first write error (later writes are dropped).
     error: Option<io::Error>,
     lines: u64,
     name: String,
+    /// The line being written ([`ListFile::write`]), kept for its buffer.
+    line: Vec<u8>,
 }
 
 impl Inner {
-    fn write(&mut self, l: Listed<'_>, with_batch: bool) {
+    /// Writes `lines` formatted lines (`bytes`), or records the error.
+    fn write(&mut self, bytes: &[u8], lines: u64) {
         if self.error.is_some() {
             return;
         }
-        let r = self.write_line(l, with_batch);
-        match r {
-            Ok(()) => self.lines += 1,
+        match self.out.write_all(bytes) {
+            Ok(()) => self.lines += lines,
             Err(e) => self.error = Some(e),
         }
     }
+}
 
-    fn write_line(&mut self, l: Listed<'_>, with_batch: bool) -> io::Result<()> {
-        if with_batch {
-            let sign = match l.sign {
-                Sign::Positive => '+',
-                Sign::Negative => '-',
-            };
-            write!(self.out, "{} {sign}", l.batch)?;
+/// Formats `l` as a line into `out`, in the files' ids `ids`.
+fn format_line(out: &mut Vec<u8>, ids: Option<&IdMap>, l: Listed<'_>, with_batch: bool) {
+    // (writing into a Vec cannot fail)
+    if with_batch {
+        let sign = match l.sign {
+            Sign::Positive => '+',
+            Sign::Negative => '-',
+        };
+        let _ = write!(out, "{} {sign}", l.batch);
+    }
+    for (i, &v) in l.embedding.iter().enumerate() {
+        let v = ids.map_or(v, |m| m.original(v));
+        if i > 0 || with_batch {
+            out.push(b' ');
         }
-        for (i, &v) in l.embedding.iter().enumerate() {
-            let v = self.ids.as_ref().map_or(v, |m| m.original(v));
-            if i > 0 || with_batch {
-                self.out.write_all(b" ")?;
-            }
-            write!(self.out, "{v}")?;
+        let _ = write!(out, "{v}");
+    }
+    out.push(b'\n');
+}
+
+/// Lines gathered for a [`ListFile`] by one thread, written in one piece
+/// once they pass [`LineBuffer::FLUSH_BYTES`] and when dropped.
+pub struct LineBuffer {
+    file: ListFile,
+    buf: Vec<u8>,
+    lines: u64,
+}
+
+impl LineBuffer {
+    pub const FLUSH_BYTES: usize = 1 << 20;
+
+    /// Adds one embedding's line (without batch and sign).
+    pub fn push(&mut self, l: Listed<'_>) {
+        format_line(&mut self.buf, (*self.file.ids).as_ref(), l, false);
+        self.lines += 1;
+        if self.buf.len() >= Self::FLUSH_BYTES {
+            self.flush();
         }
-        self.out.write_all(b"\n")
+    }
+
+    fn flush(&mut self) {
+        if self.lines > 0 {
+            self.file.lock().write(&self.buf, self.lines);
+            self.buf.clear();
+            self.lines = 0;
+        }
+    }
+}
+
+impl Drop for LineBuffer {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -96,19 +135,37 @@ impl ListFile {
         Ok(ListFile {
             inner: Arc::new(Mutex::new(Inner {
                 out,
-                ids,
                 error: None,
                 lines: 0,
                 name,
+                line: Vec::new(),
             })),
+            ids: Arc::new(ids),
         })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // (a panicked writer poisons nothing worth keeping: write on)
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes one embedding (with its batch and sign for a stream).
     pub fn write(&self, l: Listed<'_>, with_batch: bool) {
-        // (a panicked writer poisons nothing worth keeping: write on)
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.write(l, with_batch);
+        let mut inner = self.lock();
+        let mut line = std::mem::take(&mut inner.line);
+        line.clear();
+        format_line(&mut line, (*self.ids).as_ref(), l, with_batch);
+        inner.write(&line, 1);
+        inner.line = line;
+    }
+
+    /// A buffer of lines for one thread ([`LineBuffer`]).
+    pub fn buffer(&self) -> LineBuffer {
+        LineBuffer {
+            file: self.clone(),
+            buf: Vec::with_capacity(LineBuffer::FLUSH_BYTES + 4096),
+            lines: 0,
+        }
     }
 
     /// A [`ListingEngine`](csm_baselines::listing::ListingEngine) sink
@@ -120,7 +177,7 @@ impl ListFile {
 
     /// Flushes the file: the embeddings written, or the first write error.
     pub fn finish(&self) -> Result<u64> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.lock();
         if inner.error.is_none() {
             if let Err(e) = inner.out.flush() {
                 inner.error = Some(e);

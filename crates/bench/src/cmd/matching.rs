@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use csm_baselines::listing::list_static;
+use csm_baselines::listing::{list_static, list_static_par};
 use csm_engine::EdgesApart;
 use csm_graph::CsrGraph;
 use csm_planner::{count, QueryGraph};
@@ -168,9 +168,16 @@ fn list_all(path: &Path, g: &LoadedGraph, q: &QueryGraph, order: &str, limit: Op
         e
     })?;
     let file = ListFile::create(path, g.ids.clone(), &query_columns(q.num_vertices()))?;
-    let n = list_static(&csr, q, input::order_strategy(order)?.as_ref(), limit, &mut |l| {
-        file.write(l, false)
-    });
+    let order = input::order_strategy(order)?;
+    // (several threads: each writes its lines in pieces, in no fixed order)
+    let n = if limit.is_none() && rayon::current_num_threads() > 1 {
+        list_static_par(&csr, q, order.as_ref(), || {
+            let mut buf = file.buffer();
+            move |l| buf.push(l)
+        })
+    } else {
+        list_static(&csr, q, order.as_ref(), limit, &mut |l| file.write(l, false))
+    };
     file.finish()?;
     Ok(n)
 }
