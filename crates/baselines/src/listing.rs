@@ -14,11 +14,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use csm_engine::{relabel_phases, Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher};
+use crate::cpu::starts_search;
+use csm_engine::{
+    process_phases_with, relabel_phases, Batch, BatchResult, ContinuousMatcher, EngineError, StaticMatcher,
+};
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, GraphView, Version, VertexId};
 use csm_planner::{
-    count, delta_plans_on, for_each_seed, static_plan_on, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan,
-    QueryGraph, Quota, Sign,
+    count, delta_plans_on, for_each_seed, static_plan_on, DeltaCounts, DeltaPlan, Executor, GraphStats, OrderStrategy,
+    Plan, QueryGraph, Quota, Sign,
 };
 
 /// One embedding handed to a sink: `embedding[u]` is the data vertex that
@@ -78,38 +81,48 @@ impl ListingEngine {
         st.g.stage(batch.updates, batch.source, batch.strictness)?;
         let staged = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let mut result = BatchResult::default();
+        let mut counts = DeltaCounts::default();
         let delta = st.g.pending_delta().expect("just staged").clone();
         let mut at = vec![0; st.q.num_vertices()];
         for p in &st.plans {
             for_each_seed(&st.g, p, &delta, |x, y| {
                 let listed = self.exec.enumerate(&st.g, &p.plan, &[x, y], &mut |emb| {
-                    for (d, &v) in emb.iter().enumerate() {
-                        at[p.plan.order[d]] = v;
-                    }
+                    by_query_vertex(&p.plan, emb, &mut at);
                     (self.sink)(Listed {
                         batch: self.batches,
                         sign: p.sign,
                         embedding: &at,
                     });
                 });
-                result_add(&mut result, p.sign, listed);
+                counts.add(p.sign, listed);
             });
         }
-        result.seconds = t1.elapsed().as_secs_f64();
+        let seconds = t1.elapsed().as_secs_f64();
         let t2 = Instant::now();
         st.g.commit();
-        result.update_seconds = staged + t2.elapsed().as_secs_f64();
-        result.skipped = delta.skipped;
-        Ok(result)
+        Ok(BatchResult {
+            positive: counts.positive,
+            negative: counts.negative,
+            seconds,
+            update_seconds: staged + t2.elapsed().as_secs_f64(),
+            skipped: delta.skipped,
+            ..BatchResult::default()
+        })
     }
 }
 
-fn result_add(r: &mut BatchResult, sign: Sign, n: u64) {
-    match sign {
-        Sign::Positive => r.positive = count::add(r.positive, n),
-        Sign::Negative => r.negative = count::add(r.negative, n),
+/// `emb` (bindings in `plan.order` positions, as the executor lists
+/// them) by query vertex into `at`.
+fn by_query_vertex(plan: &Plan, emb: &[VertexId], at: &mut [VertexId]) {
+    for (d, &v) in emb.iter().enumerate() {
+        at[plan.order[d]] = v;
     }
+}
+
+/// The cpu engine's static plan for `q` on `g` under `order`, checking
+/// labels.
+fn static_listing_plan(g: &CsrGraph, q: &QueryGraph, order: &dyn OrderStrategy) -> Plan {
+    checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g))
 }
 
 /// `plan` with label checks on every level: plans made on a graph whose
@@ -152,23 +165,7 @@ impl ContinuousMatcher for ListingEngine {
         let result = match relabel_phases(&st.g, batch)? {
             // a vertex re-added under another label: the removal phase,
             // then the addition phase, listed under this one batch
-            Some((phases, split_seconds)) => {
-                let mut total = BatchResult {
-                    skipped: phases.skipped,
-                    update_seconds: split_seconds,
-                    ..BatchResult::default()
-                };
-                for part in [&phases.removal, &phases.addition] {
-                    if !part.is_empty() {
-                        let r = self.run(Batch { updates: part, ..batch })?;
-                        result_add(&mut total, Sign::Positive, r.positive);
-                        result_add(&mut total, Sign::Negative, r.negative);
-                        total.seconds += r.seconds;
-                        total.update_seconds += r.update_seconds;
-                    }
-                }
-                total
-            }
+            Some(phases) => process_phases_with(batch, phases, |part| self.run(part))?,
             None => self.run(batch)?,
         };
         self.batches += 1;
@@ -212,20 +209,17 @@ pub fn list_static_par<S: FnMut(Listed<'_>)>(
     make: impl Fn() -> S + Sync + Send,
 ) -> u64 {
     use rayon::prelude::*;
-    let plan = checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g));
-    let first = plan.levels[0].label;
+    let plan = static_listing_plan(g, q, order);
     let k = q.num_vertices();
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(16)
-        .filter(|&v| g.labels()[v as usize] == first && !g.nbrs(v, Version::New).is_empty())
+        .filter(|&v| starts_search(g, &plan, v))
         .map_init(
             || (Executor::new(), vec![0; k], make()),
             |(exec, at, sink), v| {
                 exec.enumerate(g, &plan, &[v], &mut |emb| {
-                    for (d, &w) in emb.iter().enumerate() {
-                        at[plan.order[d]] = w;
-                    }
+                    by_query_vertex(&plan, emb, at);
                     sink(Listed {
                         batch: 0,
                         sign: Sign::Positive,
@@ -248,7 +242,7 @@ pub fn list_static(
     limit: Option<u64>,
     sink: &mut dyn FnMut(Listed<'_>),
 ) -> u64 {
-    let plan = checking_labels(static_plan_on(q, order, &GraphStats::of(g), Version::New, g));
+    let plan = static_listing_plan(g, q, order);
     let mut at = vec![0; q.num_vertices()];
     let mut exec = Executor::new();
     // the quota stops the search soon after the limit; the sink stops at it
@@ -256,22 +250,18 @@ pub fn list_static(
     exec.set_quota(quota.clone());
     let limit = limit.unwrap_or(u64::MAX);
     let mut handed = 0;
-    // every vertex of the first level's label starts a search
-    let first = plan.levels[0].label;
     for v in 0..g.num_vertices() as VertexId {
         if handed >= limit {
             break;
         }
-        if g.labels()[v as usize] != first || g.nbrs(v, Version::New).is_empty() {
+        if !starts_search(g, &plan, v) {
             continue;
         }
         exec.enumerate(g, &plan, &[v], &mut |emb| {
             if handed >= limit {
                 return;
             }
-            for (d, &w) in emb.iter().enumerate() {
-                at[plan.order[d]] = w;
-            }
+            by_query_vertex(&plan, emb, &mut at);
             sink(Listed {
                 batch: 0,
                 sign: Sign::Positive,

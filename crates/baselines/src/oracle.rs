@@ -133,8 +133,9 @@ impl Vf2 {
 /// Supergraphs whose mean time [`Vf2Within`] predicts from.
 const PROBES: f64 = 8.0;
 
-/// The registry's `vf2` ([`Vf2Within`]) declines (`Unsupported`) when its
-/// first supergraph's time times the number of supergraphs exceeds this:
+/// The registry's `vf2` ([`Vf2Within`]) declines (`Unsupported`) when the
+/// mean time of its first 8 supergraphs (`PROBES`) times the number of
+/// supergraphs exceeds this (or the first alone predicts ten times it):
 /// `csm verify --engines all` recounts with it after every batch.
 pub const VF2_TIME_BUDGET_S: f64 = 5.0;
 

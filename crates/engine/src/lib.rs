@@ -14,7 +14,7 @@ use std::time::Instant;
 pub mod apart;
 pub use apart::{EdgesApart, RoutedBatch};
 pub mod phased;
-pub use phased::{process_phases, relabel_phases, relabel_phases_in};
+pub use phased::{process_phases, process_phases_with, relabel_phases, relabel_phases_in};
 
 use csm_graph::{CsrGraph, DynamicGraph, GraphData, InputError, LocatedUpdate, Strictness, Version};
 use csm_planner::{count, QueryError, QueryGraph};

@@ -50,7 +50,18 @@ pub fn relabel_phases_in(
 pub fn process_phases<M: ContinuousMatcher + ?Sized>(
     m: &mut M,
     batch: Batch<'_>,
+    phases: (Phases, f64),
+) -> Result<BatchResult, EngineError> {
+    process_phases_with(batch, phases, |part| m.process(part))
+}
+
+/// [`process_phases`] with each phase run by `run` instead of the engine's
+/// `process` (for an engine whose `process` does more per batch than a
+/// phase should, such as numbering its batches).
+pub fn process_phases_with(
+    batch: Batch<'_>,
     (phases, split_seconds): (Phases, f64),
+    mut run: impl FnMut(Batch<'_>) -> Result<BatchResult, EngineError>,
 ) -> Result<BatchResult, EngineError> {
     let mut total = BatchResult {
         skipped: phases.skipped,
@@ -61,7 +72,7 @@ pub fn process_phases<M: ContinuousMatcher + ?Sized>(
         if part.is_empty() {
             continue;
         }
-        let r = m.process(Batch { updates: part, ..batch })?;
+        let r = run(Batch { updates: part, ..batch })?;
         add(&mut total, r);
     }
     Ok(total)

@@ -921,8 +921,6 @@ fn count_seeds_sequential<G: GraphView + ?Sized>(
 /// with a `quota`, the count stops once the quota is reached (see
 /// [`csm_planner::quota`]: the result is then at least its limit).
 pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: Option<&Arc<Quota>>) -> u64 {
-    let first = &plan.levels[0];
-    let labels = g.labels();
     // every start vertex reads `g`: one suffix-memo scope, and one table
     // for all threads (each would find the same completions again)
     let memo = rayon::current_num_threads() > 1 && plan.plans().iter().any(|p| p.suffix_memo != 0);
@@ -936,14 +934,16 @@ pub fn count_static_parallel<G: GraphView + ?Sized>(g: &G, plan: &Plan, quota: O
     (0..g.num_vertices() as VertexId)
         .into_par_iter()
         .with_min_len(64)
-        // (a query has two or more vertices: an isolated vertex starts nothing)
-        .filter(|&v| {
-            labels[v as usize] == first.label
-                && !g.nbrs(v, Version::New).is_empty()
-                && !quota.is_some_and(|q| q.stops())
-        })
+        .filter(|&v| starts_search(g, plan, v) && !quota.is_some_and(|q| q.stops()))
         .map(|v| count_split_in(g, plan, &[v], false, shared))
         .reduce(|| 0, count::add)
+}
+
+/// Whether data vertex `v` starts a search of the static `plan`: it has
+/// the first level's label and a neighbour (a query has two or more
+/// vertices: an isolated vertex starts nothing).
+pub(crate) fn starts_search<G: GraphView + ?Sized>(g: &G, plan: &Plan, v: VertexId) -> bool {
+    g.labels()[v as usize] == plan.levels[0].label && !g.nbrs(v, Version::New).is_empty()
 }
 
 /// Knuth probes behind the decision to group lists by label.

@@ -64,9 +64,11 @@ pub fn run(args: MatchArgs) -> Result<()> {
     };
     let engine = args.engine.static_engine()?;
     // every engine counts the same on the edges of the query's label
-    // triples (an invalid edge keeps the whole graph, whose build names it)
+    // triples (an invalid edge keeps the whole graph, whose build names it);
+    // a listing reads the whole graph, in the file's numbering
     let t_keep = Instant::now();
-    let csr = EdgesApart::counted_csr(&g.data, &q.query, !args.engine.whole_graph).map_err(|mut e| {
+    let filter = !args.engine.whole_graph && args.list.is_none();
+    let csr = EdgesApart::counted_csr(&g.data, &q.query, filter).map_err(|mut e| {
         e.source_name = g.name.clone();
         e
     })?;
@@ -98,7 +100,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         }
     });
     let count = match (&args.list, args.limit) {
-        (Some(path), limit) => list_all(path, &g, &q.query, &args.engine.order, limit),
+        (Some(path), limit) => list_all(path, &csr, &g, &q.query, &args.engine.order, limit),
         (None, Some(n)) => Ok(engine.count_at_most(&csr, &q.query, n)?),
         (None, None) => Ok(engine.count(&csr, &q.query)?),
     };
@@ -160,23 +162,26 @@ pub fn run(args: MatchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes every embedding of `q` in the whole graph `g` to `path`, or the
-/// first `limit` ([`list_static`]), and returns how many it wrote.
-fn list_all(path: &Path, g: &LoadedGraph, q: &QueryGraph, order: &str, limit: Option<u64>) -> Result<u64> {
-    let csr = CsrGraph::from_data(&g.data).map_err(|mut e| {
-        e.source_name = g.name.clone();
-        e
-    })?;
+/// Writes every embedding of `q` in `csr` (the whole graph `g`) to `path`,
+/// or the first `limit` ([`list_static`]), and returns how many it wrote.
+fn list_all(
+    path: &Path,
+    csr: &CsrGraph,
+    g: &LoadedGraph,
+    q: &QueryGraph,
+    order: &str,
+    limit: Option<u64>,
+) -> Result<u64> {
     let file = ListFile::create(path, g.ids.clone(), &query_columns(q.num_vertices()))?;
     let order = input::order_strategy(order)?;
     // (several threads: each writes its lines in pieces, in no fixed order)
     let n = if limit.is_none() && rayon::current_num_threads() > 1 {
-        list_static_par(&csr, q, order.as_ref(), || {
+        list_static_par(csr, q, order.as_ref(), || {
             let mut buf = file.buffer();
             move |l| buf.push(l)
         })
     } else {
-        list_static(&csr, q, order.as_ref(), limit, &mut |l| file.write(l, false))
+        list_static(csr, q, order.as_ref(), limit, &mut |l| file.write(l, false))
     };
     file.finish()?;
     Ok(n)

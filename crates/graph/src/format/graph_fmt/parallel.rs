@@ -20,7 +20,7 @@ use super::{edge_fields, vertex_fields, Builder};
 use crate::degree_count::degrees;
 use crate::format::lex::{data_line, Fields};
 use crate::format::pieces::{cut_at_line_ends, decimal_fields, is_blank, line_ends, line_slots, skip_blanks, Cut};
-use crate::ids::{too_sparse, IdPolicy};
+use crate::ids::too_sparse;
 use crate::slices::windows_mut;
 use crate::types::{Edge, Label, VertexId, ABSENT, MAX_VERTEX_ID, NO_EDGE_LABEL};
 use rayon::prelude::*;
@@ -61,7 +61,8 @@ struct Scan {
 /// repeated pair ([`Builder::no_repeats`]), the only later error that
 /// names an edge's line.
 pub(super) fn records(text: &str, first_line: usize, cut: Cut, b: &mut Builder) -> bool {
-    if b.policy == IdPolicy::Compact || b.interned.is_some() {
+    // (a compacting builder interns ids: renumbering is the sequential loop's)
+    if b.interned.is_some() {
         return false;
     }
     let pieces = cut_at_line_ends(text.as_bytes(), cut.pieces);
