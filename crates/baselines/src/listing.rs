@@ -8,8 +8,14 @@
 //! listing mode ([`Executor::enumerate`]): no symmetry breaking (each
 //! automorphic image is its own embedding) and none of the counting
 //! shortcuts (products of independent tails, label-disjoint splits, the
-//! suffix memo), which count embeddings without visiting them. One thread:
-//! a listing run is bound by the embeddings it writes.
+//! suffix memo), which count embeddings without visiting them.
+//!
+//! Threads: [`ListingEngine::new`] lists on the calling thread into one
+//! sink, in plan order. [`ListingEngine::parallel`] spreads a batch's seeds
+//! over the caller's rayon pool, each piece of work handing its embeddings
+//! to a sink of its own (made by a [`SinkFactory`], dropped before the
+//! batch returns, so a batch's embeddings are all handed over before the
+//! next batch starts, in no fixed order within the batch).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,10 +47,30 @@ pub struct Listed<'a> {
 /// Where a listing goes.
 pub type Sink = Box<dyn FnMut(Listed<'_>) + Send>;
 
+/// Makes a [`Sink`] for one piece of a batch's parallel listing
+/// ([`ListingEngine::parallel`]); a sink that buffers should flush when
+/// dropped.
+pub type SinkFactory = Arc<dyn Fn() -> Sink + Send + Sync>;
+
+/// Batches with fewer seeds than this are listed on the calling thread even
+/// by a parallel engine (into one sink from its factory): a rayon hand-off
+/// per batch costs more than a few light seeds (one update at a time).
+const PARALLEL_MIN_SEEDS: usize = 8;
+
+/// Where a [`ListingEngine`] hands its embeddings.
+enum Sinks {
+    /// One sink, on the calling thread.
+    One(Sink),
+    /// A sink per piece of work on the caller's rayon pool.
+    PerTask(SinkFactory),
+}
+
 /// A continuous matcher that lists what it counts ([module docs](self)).
 pub struct ListingEngine {
     order: Arc<dyn OrderStrategy>,
-    sink: Sink,
+    sinks: Sinks,
+    /// Fewest seeds a batch is listed in parallel with ([`PARALLEL_MIN_SEEDS`]).
+    parallel_min_seeds: usize,
     state: Option<Registered>,
     exec: Executor,
     /// Batches processed so far ([`Listed::batch`]).
@@ -59,11 +85,32 @@ struct Registered {
 }
 
 impl ListingEngine {
-    /// An engine whose plans follow `order` and whose embeddings go to `sink`.
+    /// An engine whose plans follow `order` and whose embeddings go to
+    /// `sink`, in plan order, on the calling thread.
     pub fn new(order: Arc<dyn OrderStrategy>, sink: Sink) -> ListingEngine {
+        Self::with_sinks(order, Sinks::One(sink))
+    }
+
+    /// An engine that lists a batch's seeds on the caller's rayon pool
+    /// (the pool `process` is called on), each piece of work into a sink
+    /// of its own from `make` ([module docs](self)).
+    pub fn parallel(order: Arc<dyn OrderStrategy>, make: SinkFactory) -> ListingEngine {
+        Self::with_sinks(order, Sinks::PerTask(make))
+    }
+
+    /// Lists batches of at least `n` seeds in parallel (default
+    /// [`PARALLEL_MIN_SEEDS`]); `1` sends every batch with a seed to the
+    /// pool (tests).
+    pub fn parallel_min_seeds(mut self, n: usize) -> ListingEngine {
+        self.parallel_min_seeds = n;
+        self
+    }
+
+    fn with_sinks(order: Arc<dyn OrderStrategy>, sinks: Sinks) -> ListingEngine {
         ListingEngine {
             order,
-            sink,
+            sinks,
+            parallel_min_seeds: PARALLEL_MIN_SEEDS,
             state: None,
             exec: Executor::new(),
             batches: 0,
@@ -81,22 +128,58 @@ impl ListingEngine {
         st.g.stage(batch.updates, batch.source, batch.strictness)?;
         let staged = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let mut counts = DeltaCounts::default();
         let delta = st.g.pending_delta().expect("just staged").clone();
-        let mut at = vec![0; st.q.num_vertices()];
-        for p in &st.plans {
-            for_each_seed(&st.g, p, &delta, |x, y| {
-                let listed = self.exec.enumerate(&st.g, &p.plan, &[x, y], &mut |emb| {
-                    by_query_vertex(&p.plan, emb, &mut at);
-                    (self.sink)(Listed {
-                        batch: self.batches,
-                        sign: p.sign,
-                        embedding: &at,
-                    });
-                });
-                counts.add(p.sign, listed);
-            });
+        // every seed of the batch: (plan, x, y)
+        let mut seeds = Vec::new();
+        for (i, p) in st.plans.iter().enumerate() {
+            for_each_seed(&st.g, p, &delta, |x, y| seeds.push((i, x, y)));
         }
+        let batch_no = self.batches;
+        let k = st.q.num_vertices();
+        let (g, plans) = (&st.g, &st.plans[..]);
+        // lists one seed into `sink` and returns its sign and embeddings
+        let list_seed = |exec: &mut Executor,
+                         at: &mut [VertexId],
+                         sink: &mut dyn FnMut(Listed<'_>),
+                         i: usize,
+                         x: VertexId,
+                         y: VertexId| {
+            let p = &plans[i];
+            let listed = exec.enumerate(g, &p.plan, &[x, y], &mut |emb| {
+                by_query_vertex(&p.plan, emb, at);
+                sink(Listed {
+                    batch: batch_no,
+                    sign: p.sign,
+                    embedding: at,
+                });
+            });
+            let mut c = DeltaCounts::default();
+            c.add(p.sign, listed);
+            c
+        };
+        let mut at = vec![0; k];
+        let counts = match &mut self.sinks {
+            Sinks::One(sink) => seeds.iter().fold(DeltaCounts::default(), |c, &(i, x, y)| {
+                c.merge(list_seed(&mut self.exec, &mut at, sink, i, x, y))
+            }),
+            Sinks::PerTask(make) if seeds.len() < self.parallel_min_seeds || rayon::current_num_threads() < 2 => {
+                let mut sink = make();
+                seeds.iter().fold(DeltaCounts::default(), |c, &(i, x, y)| {
+                    c.merge(list_seed(&mut self.exec, &mut at, &mut sink, i, x, y))
+                })
+            }
+            Sinks::PerTask(make) => {
+                use rayon::prelude::*;
+                let make = &**make;
+                seeds
+                    .par_iter()
+                    .map_init(
+                        || (Executor::new(), vec![0; k], make()),
+                        |(exec, at, sink), &(i, x, y)| list_seed(exec, at, sink, i, x, y),
+                    )
+                    .reduce(DeltaCounts::default, DeltaCounts::merge)
+            }
+        };
         let seconds = t1.elapsed().as_secs_f64();
         let t2 = Instant::now();
         st.g.commit();

@@ -2,7 +2,8 @@
 //! the brute-force set differences M(G')\M(G) (positive) and M(G)\M(G')
 //! (negative), each once, under the right batch number, for mixed batches
 //! with vertex updates and relabellings, edge labels, and invalid updates
-//! skipped in lenient mode; a static listing is exactly M(G).
+//! skipped in lenient mode, also when a batch is listed on a pool of
+//! threads; a static listing is exactly M(G).
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use csm_baselines::listing::{list_static, list_static_par, Listed, ListingEngine};
+use csm_baselines::listing::{list_static, list_static_par, Listed, ListingEngine, SinkFactory};
 use csm_baselines::oracle::embeddings;
 use csm_engine::{Batch, ContinuousMatcher};
 use csm_graph::{Edge, LocatedUpdate, Strictness, Update, VertexId};
@@ -26,6 +27,35 @@ fn engine(order: Arc<dyn OrderStrategy>) -> (ListingEngine, Received) {
     let into = Arc::clone(&got);
     let sink = Box::new(move |l: Listed<'_>| into.lock().unwrap().push((l.batch, l.sign, l.embedding.to_vec())));
     (ListingEngine::new(order, sink), got)
+}
+
+/// A sink that keeps its embeddings and hands them over only when dropped
+/// (as `csm stream`'s line buffers write when dropped).
+struct Buffered {
+    kept: Vec<(usize, Sign, Vec<VertexId>)>,
+    into: Received,
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.into.lock().unwrap().append(&mut self.kept);
+    }
+}
+
+/// [`ListingEngine::parallel`] with every batch that has a seed sent to the
+/// pool, its sinks [`Buffered`]: what a batch lists reaches `got` only if
+/// every sink of the batch is dropped before `process` returns.
+fn parallel_engine(order: Arc<dyn OrderStrategy>) -> (ListingEngine, Received) {
+    let got: Received = Arc::default();
+    let into = Arc::clone(&got);
+    let make: SinkFactory = Arc::new(move || {
+        let mut buf = Buffered {
+            kept: Vec::new(),
+            into: Arc::clone(&into),
+        };
+        Box::new(move |l: Listed<'_>| buf.kept.push((l.batch, l.sign, l.embedding.to_vec())))
+    });
+    (ListingEngine::parallel(order, make).parallel_min_seeds(1), got)
 }
 
 /// The embeddings of `sign` received, as a set; `Err` when one came twice
@@ -56,6 +86,8 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     };
     let (mut eng, got) = engine(order.clone());
     eng.init(&model.to_data(), &q).expect("init");
+    let (mut par_eng, par_got) = parallel_engine(order.clone());
+    par_eng.init(&model.to_data(), &q).expect("init");
     // the initial graph, listed statically
     let csr = csm_graph::CsrGraph::from_data(&model.to_data()).expect("valid graph");
     let mut all = Vec::new();
@@ -106,18 +138,27 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
             });
         }
         let after = embeddings(&model.to_data(), &q);
+        let this = Batch {
+            updates: &batch,
+            source: "t",
+            strictness: if lenient {
+                Strictness::Lenient
+            } else {
+                Strictness::Strict
+            },
+        };
         got.lock().unwrap().clear();
         let res = eng
-            .process(Batch {
-                updates: &batch,
-                source: "t",
-                strictness: if lenient {
-                    Strictness::Lenient
-                } else {
-                    Strictness::Strict
-                },
-            })
+            .process(this)
             .map_err(|e| TestCaseError::fail(format!("seed {seed} batch {b}: {e}")))?;
+        // the same batch listed on the pool
+        par_got.lock().unwrap().clear();
+        let par_res = pool
+            .install(|| par_eng.process(this))
+            .map_err(|e| TestCaseError::fail(format!("seed {seed} batch {b} on the pool: {e}")))?;
+        let par_got = par_got.lock().unwrap();
+        let par_pos = listed(&par_got, b, Sign::Positive).map_err(TestCaseError::fail)?;
+        let par_neg = listed(&par_got, b, Sign::Negative).map_err(TestCaseError::fail)?;
         let got = got.lock().unwrap();
         let pos = listed(&got, b, Sign::Positive).map_err(TestCaseError::fail)?;
         let neg = listed(&got, b, Sign::Negative).map_err(TestCaseError::fail)?;
@@ -127,6 +168,29 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
         prop_assert_eq!(&neg, &want_neg, "seed {} batch {}: {:?} query {:?}", seed, b, batch, q);
         prop_assert_eq!((res.positive, res.negative), (pos.len() as u64, neg.len() as u64));
         prop_assert_eq!(res.skipped, usize::from(lenient));
+        prop_assert_eq!(
+            &par_pos,
+            &want_pos,
+            "on the pool: seed {} batch {}: {:?} query {:?}",
+            seed,
+            b,
+            batch,
+            q
+        );
+        prop_assert_eq!(
+            &par_neg,
+            &want_neg,
+            "on the pool: seed {} batch {}: {:?} query {:?}",
+            seed,
+            b,
+            batch,
+            q
+        );
+        prop_assert_eq!(
+            (par_res.positive, par_res.negative),
+            (pos.len() as u64, neg.len() as u64)
+        );
+        prop_assert_eq!(par_res.skipped, usize::from(lenient));
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
-use csm_baselines::listing::{Listed, Sink};
+use csm_baselines::listing::{Listed, Sink, SinkFactory};
 use csm_graph::ids::IdMap;
 use csm_planner::Sign;
 
@@ -70,19 +70,24 @@ fn format_line(out: &mut Vec<u8>, ids: Option<&IdMap>, l: Listed<'_>, with_batch
 }
 
 /// Lines gathered for a [`ListFile`] by one thread, written in one piece
-/// once they pass [`LineBuffer::FLUSH_BYTES`] and when dropped.
+/// once they pass [`LineBuffer::FLUSH_BYTES`] and when dropped. The buffer
+/// grows as lines come (a stream's batches make one per piece of work, most
+/// of which hold a few lines).
 pub struct LineBuffer {
     file: ListFile,
     buf: Vec<u8>,
     lines: u64,
+    /// Lines start with the batch and sign (`csm stream`).
+    with_batch: bool,
 }
 
 impl LineBuffer {
     pub const FLUSH_BYTES: usize = 1 << 20;
 
-    /// Adds one embedding's line (without batch and sign).
+    /// Adds one embedding's line (with batch and sign for a stream's
+    /// buffer).
     pub fn push(&mut self, l: Listed<'_>) {
-        format_line(&mut self.buf, (*self.file.ids).as_ref(), l, false);
+        format_line(&mut self.buf, (*self.file.ids).as_ref(), l, self.with_batch);
         self.lines += 1;
         if self.buf.len() >= Self::FLUSH_BYTES {
             self.flush();
@@ -159,13 +164,29 @@ impl ListFile {
         inner.line = line;
     }
 
-    /// A buffer of lines for one thread ([`LineBuffer`]).
+    /// A buffer of lines for one thread ([`LineBuffer`]), without batch
+    /// and sign (`csm match`).
     pub fn buffer(&self) -> LineBuffer {
+        self.line_buffer(false)
+    }
+
+    fn line_buffer(&self, with_batch: bool) -> LineBuffer {
         LineBuffer {
             file: self.clone(),
-            buf: Vec::with_capacity(LineBuffer::FLUSH_BYTES + 4096),
+            buf: Vec::new(),
             lines: 0,
+            with_batch,
         }
+    }
+
+    /// Sinks for a parallel [`ListingEngine`](csm_baselines::listing::ListingEngine):
+    /// each a [`LineBuffer`] writing lines with batch and sign.
+    pub fn stream_buffers(&self) -> SinkFactory {
+        let me = self.clone();
+        Arc::new(move || {
+            let mut buf = me.line_buffer(true);
+            Box::new(move |l| buf.push(l))
+        })
     }
 
     /// A [`ListingEngine`](csm_baselines::listing::ListingEngine) sink

@@ -973,7 +973,8 @@ fn batches_that_relabel_a_vertex_are_counted() {
 /// or vanishes (`-`), as many per batch as the batch's JSON line counts,
 /// and `csm match` one per embedding, as many as the count; on files whose
 /// ids are spread up to 2·10^9 (renumbered inside) the lines name the
-/// files' ids: the dense files' lines with every id spread.
+/// files' ids: the dense files' lines with every id spread. A stream listed
+/// on three threads gives one thread's lines, its batches in order.
 #[test]
 fn list_writes_each_embedding_in_the_files_ids() {
     let dir = tempfile::tempdir().unwrap();
@@ -1002,12 +1003,14 @@ fn list_writes_each_embedding_in_the_files_ids() {
     };
     let q = "triangle";
     // stream
-    let run = |g: &str, u: &str, out: &str| -> Vec<Value> {
+    let run_on = |threads: &str, g: &str, u: &str, out: &str| -> Vec<Value> {
         let args = [
-            "stream", "-g", g, "-q", q, "-u", u, "--batch", "9", "--json", "--list", out,
+            "stream", "-g", g, "-q", q, "-u", u, "--batch", "9", "-t", threads, "--json", "--list", out,
         ];
         ok(&args).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
+    // (three threads: a batch's lines in no fixed order, batches in order)
+    let run = |g: &str, u: &str, out: &str| run_on("3", g, u, out);
     let dense = run(&p("g0.csm"), &p("u.txt"), &p("dense.txt"));
     let sparse = run(&p("s0.csm"), &p("su.txt"), &p("sparse.txt"));
     let summary = dense.last().unwrap();
@@ -1040,18 +1043,26 @@ fn list_writes_each_embedding_in_the_files_ids() {
     .collect();
     assert_eq!(cpu.last().unwrap()["positive"], summary["positive"]);
     assert_eq!(cpu.last().unwrap()["negative"], summary["negative"]);
+    let sorted = |mut v: Vec<Vec<String>>| {
+        v.sort();
+        v
+    };
+    let batch_of = |l: &[String]| l[0].parse::<u64>().unwrap();
+    assert!(
+        listed.windows(2).all(|w| batch_of(&w[0]) <= batch_of(&w[1])),
+        "batches in order"
+    );
     let want: Vec<Vec<String>> = listed.iter().map(|l| spread_line(l, 2)).collect();
-    assert_eq!(lines(&p("sparse.txt")), want);
+    assert_eq!(sorted(lines(&p("sparse.txt"))), sorted(want));
     assert_eq!(sparse.last().unwrap()["listed"], summary["listed"]);
+    // one thread: the same lines
+    run_on("1", &p("g0.csm"), &p("u.txt"), &p("dense1.txt"));
+    assert_eq!(sorted(lines(&p("dense1.txt"))), sorted(listed.clone()));
     // match
     let count = |g: &str, out: &str| last_json(&ok(&["match", "-g", g, "-q", q, "--json", "--list", out]));
     let m = count(&p("g0.csm"), &p("mdense.txt"));
     count(&p("s0.csm"), &p("msparse.txt"));
     // (on several threads the lines come in no fixed order)
-    let sorted = |mut v: Vec<Vec<String>>| {
-        v.sort();
-        v
-    };
     let all = sorted(lines(&p("mdense.txt")));
     assert_eq!(m["count"].as_u64().unwrap(), all.len() as u64);
     assert!(!all.is_empty());

@@ -45,8 +45,8 @@ pub struct MatchArgs {
     pub json: bool,
     /// Write every embedding to FILE (`-`: stdout, not with --json), one
     /// line each: `f(u0) f(u1) ...` in the file's vertex ids. Runs the
-    /// sequential listing engine (`list`) on the whole graph instead of
-    /// --engine's.
+    /// listing engine (`list`) on the whole graph instead of --engine's;
+    /// on several threads without --limit the lines come in no fixed order.
     #[arg(long, value_name = "FILE")]
     pub list: Option<PathBuf>,
 }

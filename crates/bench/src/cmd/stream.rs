@@ -48,8 +48,9 @@ pub struct StreamCmdArgs {
     pub json: bool,
     /// Write every embedding that appears or vanishes to FILE (`-`: stdout,
     /// not with --json), one line each: `BATCH SIGN f(u0) f(u1) ...`, SIGN
-    /// `+` or `-`, in the files' vertex ids. Runs the sequential listing
-    /// engine (`list`) instead of --engine's.
+    /// `+` or `-`, in the files' vertex ids. Runs the listing engine
+    /// (`list`) instead of --engine's; on several threads a batch's lines
+    /// come in no fixed order (batches in order).
     #[arg(long, value_name = "FILE")]
     pub list: Option<PathBuf>,
 }
@@ -275,7 +276,15 @@ pub fn run(args: StreamCmdArgs) -> Result<()> {
         Some(path) => {
             let header = format!("batch sign {}", query_columns(q.query.num_vertices()));
             let file = ListFile::create(path, g.ids.clone(), &header)?;
-            engine = Some(Box::new(ListingEngine::new(opts.order.clone(), file.stream_sink())));
+            // (several threads: a batch's seeds spread over the pool, each
+            // piece of work writing its lines in pieces, in no fixed order
+            // within the batch; one thread: plan order)
+            let lister = if rayon::current_num_threads() > 1 {
+                ListingEngine::parallel(opts.order.clone(), file.stream_buffers())
+            } else {
+                ListingEngine::new(opts.order.clone(), file.stream_sink())
+            };
+            engine = Some(Box::new(lister));
             Some(file)
         }
         None => None,
