@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/gpu.sh — build csm's GPU test binaries here, run them on the device
-# machine (one H100, CUDA 13 driver + toolkit, no Rust toolchain, no network).
+# machine (one H100 or H200, CUDA 13 driver + toolkit, no Rust toolchain, no network).
 #
 #   scripts/gpu.sh            Build in release (x86-64), copy the executables
 #                             into carry/bin/ (git-ignored), and print the
@@ -96,7 +96,7 @@ build_local() {
    command:   BENCH_ARGS="--edges 500M" BENCH_TIMEOUT=420 bash scripts/gpu.sh --remote
    carry:     ["carry"]
    timeout_s: 600
-   kind:      nvidia-h100-x1 (default)
+   kind:      nvidia-h200 (the default; any one-GPU kind)
 EOF
 }
 
