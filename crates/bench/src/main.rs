@@ -54,7 +54,21 @@ fn init_tracing(verbose: u8) {
         .try_init();
 }
 
+/// Restores SIGPIPE's default action, which the Rust runtime sets to
+/// ignore: writing to a closed pipe (`csm gen graph -o - | head`, `csm
+/// stream --json | head -3`) then ends the process quietly, as it ends
+/// `cat` and `grep`, instead of `println!` panicking on the broken pipe.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in main, before any other thread exists;
+    // SIG_DFL is a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     // Usage errors exit 1 like every other error (clap's own default is 2);
     // --help and --version exit 0.
     let cli = match Cli::try_parse() {

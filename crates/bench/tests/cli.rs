@@ -1100,3 +1100,33 @@ fn list_writes_each_embedding_in_the_files_ids() {
         assert_eq!(csm(&bad).status.code(), Some(1), "{bad:?}");
     }
 }
+
+/// A reader that stops early (`csm … | head`) ends `csm` quietly, by
+/// SIGPIPE as it ends `cat`, not with a panic and a backtrace on stderr:
+/// a generated graph written to stdout, of which one line is read.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(CSM)
+        .args([
+            "gen", "graph", "--kind", "rmat", "--scale", "16", "--edges", "400000", "-o", "-",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("t "), "{first}");
+    // (the reader is dropped here: the pipe closes)
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // (SIGPIPE is 13 on every Unix)
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {err}", out.status);
+}
