@@ -108,8 +108,14 @@ pub fn continuous_engine(name: &str, opts: &EngineOptions) -> Result<Box<dyn Con
         "pbe" => Box::new(Recount::new(crate::pbe::Pbe::default().with_threads(opts.threads)?)),
         "geneva" => Box::new(Recount::new(geneva(opts)?)),
         "rapidflow" => Box::new(crate::rapidflow::RapidFlow::new(opts.threads)?),
-        // (counts by listing; `csm stream --list` gives it a file)
-        "list" => Box::new(ListingEngine::new(opts.order.clone(), Box::new(|_| {}))),
+        // (counts by listing; `csm stream --list` gives it a file; with
+        // more than one thread it lists on the caller's pool, as
+        // `csm stream --list` does there)
+        "list" if opts.threads == 1 => Box::new(ListingEngine::new(opts.order.clone(), Box::new(|_| {}))),
+        "list" => Box::new(ListingEngine::parallel(
+            opts.order.clone(),
+            Arc::new(|| Box::new(|_| {})),
+        )),
         _ => return Err(unknown(name)),
     })
 }
