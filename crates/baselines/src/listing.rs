@@ -137,7 +137,7 @@ impl ListingEngine {
         let batch_no = self.batches;
         let k = st.q.num_vertices();
         let (g, plans) = (&st.g, &st.plans[..]);
-        // lists one seed into `sink` and returns its sign and embeddings
+        // lists one seed into `sink`; its embeddings counted by sign
         let list_seed = |exec: &mut Executor,
                          at: &mut [VertexId],
                          sink: &mut dyn FnMut(Listed<'_>),
