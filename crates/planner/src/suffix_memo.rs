@@ -30,7 +30,7 @@
 //! depth whose lookups rarely hit stops asking (`SharedUse`). Static
 //! counts on several threads share the process's table; batches do not
 //! (it made batches of 512 and runs of single updates 3-8% slower on two
-//! threads). Figures in the README ("Suffix memo").
+//! threads). Figures in docs/ENGINE.md ("Suffix memo").
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;

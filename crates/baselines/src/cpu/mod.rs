@@ -493,7 +493,7 @@ fn count_split_node<G: GraphView + ?Sized>(
     // the last levels their siblings had (the static diamond on 2 threads
     // took longer than on one), but on 16 threads the shared table's
     // traffic between cores cost more than it saved (house and 4-cycle
-    // 1.3x slower; figures in the README).
+    // 1.3x slower; figures in docs/ENGINE.md, "Threads").
     let heavy = work >= heavy_work();
     let share = shared.memo.is_none() && shareable && (heavy || threads <= LIGHT_SHARE_MAX_THREADS);
     let own = share.then(|| {
