@@ -55,7 +55,7 @@ pub type SinkFactory = Arc<dyn Fn() -> Sink + Send + Sync>;
 /// Batches with fewer seeds than this are listed on the calling thread even
 /// by a parallel engine (into one sink from its factory): a rayon hand-off
 /// per batch costs more than a few light seeds (one update at a time).
-const PARALLEL_MIN_SEEDS: usize = 8;
+pub const PARALLEL_MIN_SEEDS: usize = 8;
 
 /// Where a [`ListingEngine`] hands its embeddings.
 enum Sinks {
