@@ -14,7 +14,7 @@ use common::*;
 use csm_baselines::listing::{list_static, list_static_par, Listed, ListingEngine, SinkFactory};
 use csm_baselines::oracle::embeddings;
 use csm_engine::{Batch, ContinuousMatcher};
-use csm_graph::{Edge, LocatedUpdate, Strictness, Update, VertexId};
+use csm_graph::{Edge, Strictness, Update, VertexId};
 use csm_planner::{CostOrder, GcsmOrder, OrderStrategy, Sign};
 use proptest::prelude::*;
 use rand::Rng;
@@ -128,24 +128,13 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
         let len = r.random_range(1..12);
         let mut batch = random_batch(&mut r, &mut model, len, vl, el, true);
         // lenient: a duplicate of an edge present after the batch, skipped
-        let noise = model.edges.iter().next().map(|(&(a, b), &l)| Edge::new(a, b, l));
-        let lenient = seed % 4 < 2 && noise.is_some();
-        if lenient {
-            let line = batch.len() + 1;
-            batch.push(LocatedUpdate {
-                line,
-                update: Update::AddEdge(noise.unwrap()),
-            });
-        }
+        let strictness = with_lenient_duplicate(&model, &mut batch, seed % 4 < 2);
+        let lenient = strictness == Strictness::Lenient;
         let after = embeddings(&model.to_data(), &q);
         let this = Batch {
             updates: &batch,
             source: "t",
-            strictness: if lenient {
-                Strictness::Lenient
-            } else {
-                Strictness::Strict
-            },
+            strictness,
         };
         got.lock().unwrap().clear();
         let res = eng

@@ -29,6 +29,7 @@ use csm_planner::count;
 use csm_planner::query::MAX_QUERY_VERTICES;
 
 mod capped;
+mod decompose;
 mod others;
 mod overlap;
 
@@ -62,6 +63,9 @@ pub struct CpuEngine {
     /// Whether one-at-a-time runs pay for their list versions
     /// ([`overlap::OverlapChoice`]).
     overlap: overlap::OverlapChoice,
+    /// Whether batches run as one Eq. (1) batch or decomposed into their
+    /// net single-edge updates ([`decompose`]).
+    decompose: decompose::DecomposeChoice,
     /// Static counts read label groups ([`CsrByLabel`]) when labels matter.
     by_label: bool,
     /// When batches read hub lists by label ([`HubLabelGroups`]).
@@ -169,6 +173,7 @@ impl CpuEngine {
             exec: Executor::new(),
             versions: UpdateVersions::new(),
             overlap: overlap::OverlapChoice::default(),
+            decompose: decompose::DecomposeChoice::default(),
             by_label: true,
             hub_rule: HubRule::default(),
             first_slice: capped::FIRST_SLICE,
@@ -257,6 +262,7 @@ impl CpuEngine {
     fn reset_learning(&mut self) {
         self.exec = Executor::default();
         self.rate = WorkRate::default();
+        self.decompose.reset();
     }
 }
 
@@ -1023,6 +1029,7 @@ impl ContinuousMatcher for CpuEngine {
         self.state = Some((dg, plans, sym, hubs, q.clone()));
         self.rate = WorkRate::default();
         self.overlap = overlap::OverlapChoice::default();
+        self.decompose.reset();
         Ok(())
     }
     fn process(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
@@ -1055,9 +1062,16 @@ impl ContinuousMatcher for CpuEngine {
 
 impl CpuEngine {
     /// One batch on the registered graph (all of it, or the part that goes
-    /// to the graph when edges are kept apart).
+    /// to the graph when edges are kept apart): as one Eq. (1) batch
+    /// ([`CpuEngine::process_eq1`]) or as its net single-edge updates
+    /// ([`decompose`]), whichever the engine measured quicker.
     fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         self.replan_for_new_labels(batch.updates);
+        self.process_graph_choosing(batch, Self::process_eq1)
+    }
+
+    /// One batch on the registered graph through Eq. (1)'s delta plans.
+    fn process_eq1(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let min_work = self.parallel_bound();
         let (g, plans, sym, hubs, _) = self
             .state

@@ -236,6 +236,24 @@ pub struct StreamSpec {
     pub vertex_ops: bool,
 }
 
+/// When `lenient`, appends to `batch` a second insertion of an edge the
+/// model has after it (an invalid update a lenient run skips) and returns
+/// the strictness to run the batch with: `Lenient` when it appended one,
+/// else `Strict`.
+pub fn with_lenient_duplicate(model: &Model, batch: &mut Vec<LocatedUpdate>, lenient: bool) -> csm_graph::Strictness {
+    let noise = model.edges.iter().next().map(|(&(a, b), &l)| Edge::new(a, b, l));
+    match noise.filter(|_| lenient) {
+        Some(e) => {
+            batch.push(LocatedUpdate {
+                line: batch.len() + 1,
+                update: Update::AddEdge(e),
+            });
+            csm_graph::Strictness::Lenient
+        }
+        None => csm_graph::Strictness::Strict,
+    }
+}
+
 /// `updates` numbered as lines 1, 2, ... of a source.
 pub fn located(updates: impl IntoIterator<Item = Update>) -> Vec<LocatedUpdate> {
     updates
