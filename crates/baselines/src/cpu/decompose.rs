@@ -189,13 +189,14 @@ impl CpuEngine {
         eq1: impl FnOnce(&mut Self, Batch<'_>) -> Result<BatchResult, EngineError>,
     ) -> Result<BatchResult, EngineError> {
         let n = batch.updates.len();
-        let decompose = self.decomposable(&batch) && self.decompose.next(n);
+        let can = self.decomposable(&batch);
+        let decompose = can && self.decompose.next(n);
         let r = if decompose {
             self.process_decomposed(batch)?
         } else {
             eq1(self, batch)?
         };
-        if self.decomposable(&batch) {
+        if can {
             self.decompose.observe(decompose, n, r.seconds + r.update_seconds);
         }
         Ok(r)
