@@ -157,16 +157,18 @@ impl ListingEngine {
             c.add(p.sign, listed);
             c
         };
+        // every seed on the calling thread, into `sink`
+        let exec = &mut self.exec;
         let mut at = vec![0; k];
+        let mut here = |sink: &mut dyn FnMut(Listed<'_>)| {
+            seeds.iter().fold(DeltaCounts::default(), |c, &(i, x, y)| {
+                c.merge(list_seed(exec, &mut at, sink, i, x, y))
+            })
+        };
         let counts = match &mut self.sinks {
-            Sinks::One(sink) => seeds.iter().fold(DeltaCounts::default(), |c, &(i, x, y)| {
-                c.merge(list_seed(&mut self.exec, &mut at, sink, i, x, y))
-            }),
+            Sinks::One(sink) => here(sink),
             Sinks::PerTask(make) if seeds.len() < self.parallel_min_seeds || rayon::current_num_threads() < 2 => {
-                let mut sink = make();
-                seeds.iter().fold(DeltaCounts::default(), |c, &(i, x, y)| {
-                    c.merge(list_seed(&mut self.exec, &mut at, &mut sink, i, x, y))
-                })
+                here(&mut make())
             }
             Sinks::PerTask(make) => {
                 use rayon::prelude::*;
