@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v12; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v14; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -44,6 +44,14 @@
 // * match v11: "long" is counted in candidates of the level's label: with
 //   the level's label share in its plan block, a node is deferred from
 //   `defer_wanted / share` elements (see defer_node).
+// * match v13: a lane tests its UNR candidates against a list by UNR
+//   binary searches in lockstep (lower_bounds_lockstep): their loads are
+//   in flight together, one round trip per halving step instead of UNR.
+//   This serves device lists (cached, staged), searches inside a window and
+//   host lists searched in place (Params.lockstep; 0: v12's searches).
+// * match v14: once a launch's tasks have all been taken (the task counter
+//   is past nseeds), nodes are deferred from `defer_drained` candidates
+//   instead of `defer_wanted` (see defer_node).
 //
 // Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
 
@@ -115,6 +123,8 @@ struct Params {
     u64 defer_min;      // defer nodes whose iterated list has at least this many elements
     u64 defer_slice;    // elements of that list per deferred task
     u64 defer_wanted;   // match v11: levels with a label share defer from defer_wanted / share elements
+    u64 lockstep;       // match v13: a lane's UNR membership searches run in lockstep (0: one after another)
+    u64 defer_drained;  // match v14: once the launch's tasks are all taken, defer from this many candidates (0: off)
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -286,6 +296,59 @@ __device__ bool member(const ListRef& L, u32 x, u64& bytes) {
     return member_at(L, x, i, probes, bytes);
 }
 
+// Match v13: the lower bounds of a lane's UNR candidates x[j] (where act[j])
+// in l[lo, hi), searched in lockstep. Each step halves every search's range
+// without a branch on the outcome (the range keeps n - n/2 entries either
+// way), so all searches take the same ceil(log2(hi - lo)) + 1 steps and a
+// step issues its UNR loads together: one round trip per step instead of
+// UNR dependent ones (`lower_bound_marked` run once per candidate).
+// i[j] = the first index in [lo, hi) whose value (marks stripped) is >=
+// x[j], hi if none. Returns the probes each active search made.
+__device__ __forceinline__ u32 lower_bounds_lockstep(const u32* l, u32 lo, u32 hi, const u32 (&x)[UNR],
+                                                     const bool (&act)[UNR], u32 (&i)[UNR]) {
+#pragma unroll
+    for (u32 j = 0; j < UNR; ++j) i[j] = lo;
+    u32 n = hi > lo ? hi - lo : 0u;
+    if (n == 0) return 0;
+    u32 probes = 1;
+    // Invariant: the lower bound of x[j] lies in [i[j], i[j] + n].
+    while (n > 1) {
+        const u32 half = n >> 1;
+        u32 e[UNR];
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j) e[j] = act[j] ? l[i[j] + half] : 0u;
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j)
+            if (act[j] && (e[j] & ~MARK) < x[j]) i[j] += half;
+        n -= half;
+        ++probes;
+    }
+    u32 e[UNR];
+#pragma unroll
+    for (u32 j = 0; j < UNR; ++j) e[j] = act[j] ? l[i[j]] : 0u;
+#pragma unroll
+    for (u32 j = 0; j < UNR; ++j)
+        if (act[j] && (e[j] & ~MARK) < x[j]) i[j] += 1;
+    return probes;
+}
+
+// Membership of a lane's block of candidates in L (ok[j] cleared for those
+// not in it): lockstep searches (match v13) or one search per candidate.
+__device__ __forceinline__ void members_block(const Params& p, const ListRef& L, const u32 (&c)[UNR],
+                                              bool (&ok)[UNR], u64& bytes) {
+    if (p.lockstep) {
+        u32 i[UNR];
+        const u32 probes = lower_bounds_lockstep(L.ids, 0, L.base, c, ok, i);
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j)
+            if (ok[j]) ok[j] = member_at(L, c[j], i[j], probes, bytes);
+    } else {
+#pragma unroll
+        for (u32 j = 0; j < UNR; ++j)
+            if (ok[j]) ok[j] = member(L, c[j], bytes);
+    }
+}
+
 // Warp-cooperative lower bound (x and the range warp-uniform): the first
 // index in [lo, hi) of l whose value (marks stripped) is >= x, hi if none.
 // A gallop (lane k probes lo + 2^k - 1) brackets it in one round trip, then
@@ -374,9 +437,7 @@ __device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv
     const u32 sm = ws.sm[d];
     for (u32 k = 0; k < nr; ++k) {
         if (k == sm || ws.lists[d][k].host) continue;
-#pragma unroll
-        for (u32 j = 0; j < UNR; ++j)
-            if (ok[j]) ok[j] = member(ws.lists[d][k], c[j], bytes);
+        members_block(p, ws.lists[d][k], c, ok, bytes);
     }
     const u32 cap = (u32)p.stage_words;
     const u32 used = ws.used[d];
@@ -424,13 +485,21 @@ __device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv
             bytes += (lane == 0) ? 4ull * n : 0ull;
             __syncwarp();
             const u32 wlast = n ? (win[n - 1] & ~MARK) : 0u;
+            // match v13: the searches inside the window in lockstep
+            bool inw[UNR];
+            u32 wi[UNR];
+#pragma unroll
+            for (u32 j = 0; j < UNR; ++j) inw[j] = p.lockstep && ok[j] && n && c[j] <= wlast;
+            if (p.lockstep) lower_bounds_lockstep(win, 0, n, c, inw, wi);
 #pragma unroll
             for (u32 j = 0; j < UNR; ++j) {
                 if (!ok[j]) continue;
                 const u32 x = c[j];
                 u32 probes = 0;
                 u32 i;
-                if (n && x <= wlast) {
+                if (inw[j]) {
+                    i = a + wi[j];
+                } else if (n && x <= wlast) {
                     // lower bound inside the window (device memory, not counted)
                     u32 lo = 0, hi = n;
                     while (lo < hi) {
@@ -445,9 +514,7 @@ __device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv
             }
             __syncwarp();  // the next read's window overwrites this one
         } else {
-#pragma unroll
-            for (u32 j = 0; j < UNR; ++j)
-                if (ok[j]) ok[j] = member(L, c[j], bytes);
+            members_block(p, L, c, ok, bytes);
         }
     }
 }
@@ -642,7 +709,21 @@ __device__ bool defer_node(const Params& p, const WarpState& ws, const u32* lv, 
         min = ((p.defer_wanted << 16) + share - 1) / share;
         if (min < 32) min = 32;
     }
-    if ((u64)dom < min) return false;
+    if ((u64)dom < min) {
+        // Match v14: once every task of the launch has been taken, a warp
+        // that finishes has nothing left to do until the launch ends, so
+        // nodes are deferred from defer_drained candidates (or the same
+        // fraction of defer_min on a level with no share): the launch's
+        // tail gets shorter and the next launch spreads that work over
+        // every warp. A batch of few seeds is drained from its start.
+        if (!p.defer_drained || !p.defer_wanted) return false;
+        u64 dmin = share ? ((p.defer_drained << 16) + share - 1) / share : p.defer_min * p.defer_drained / p.defer_wanted;
+        if (dmin < 32) dmin = 32;
+        if ((u64)dom < dmin) return false;
+        u32 drained = 0;
+        if (lane == 0) drained = *(volatile const u64*)p.counter >= p.nseeds ? 1u : 0u;
+        if (!__shfl_sync(FULL, drained, 0)) return false;
+    }
     const u32 sl = (u32)p.defer_slice;
     const u32 n = (dom + sl - 1) / sl;
     u64 at = 0;

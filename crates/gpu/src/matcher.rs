@@ -68,6 +68,12 @@ pub struct MatchParams {
     /// Candidates a deferred node's list should give (match v11; 0: every
     /// level uses `defer_min`).
     pub defer_wanted: u64,
+    /// Match v13: a lane's membership searches run in lockstep (0: one
+    /// after another, as up to match v12).
+    pub lockstep: u64,
+    /// Match v14: once every task of a launch has been taken, defer from
+    /// this many candidates (0: off).
+    pub defer_drained: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -119,6 +125,16 @@ pub struct MatcherConfig {
     /// Launches that may defer; the launch after the last of them runs
     /// every task it is given to the end.
     pub defer_rounds: u32,
+    /// Match v13: a lane tests its block of candidates against a list by
+    /// binary searches run in lockstep, their loads in flight together
+    /// (false: one search after another, as up to match v12).
+    pub lockstep: bool,
+    /// Match v14: once every task of a launch has been taken (warps that
+    /// finish would idle until it ends), nodes are deferred from this many
+    /// candidates of their level's label instead of `defer_wanted` (the
+    /// same fraction of `defer_min` on levels with no share; at least 32
+    /// elements). 0: `defer_wanted` throughout, as in match v11-v13.
+    pub defer_drained: u32,
 }
 
 impl Default for MatcherConfig {
@@ -136,6 +152,8 @@ impl Default for MatcherConfig {
             defer_wanted: 128,
             defer_cap: 1 << 20,
             defer_rounds: 3,
+            lockstep: true,
+            defer_drained: 32,
         }
     }
 }
@@ -289,6 +307,22 @@ impl DeviceMatcher {
     /// [`MatcherConfig::defer_wanted`]; 0: `defer_min` on every level).
     pub fn set_defer_wanted(&mut self, wanted: u32) {
         self.config.defer_wanted = wanted;
+    }
+
+    /// Deferral threshold once a launch's tasks are all taken
+    /// ([`MatcherConfig::defer_drained`]; 0: off).
+    pub fn set_defer_drained(&mut self, drained: u32) {
+        self.config.defer_drained = drained;
+    }
+
+    /// Launches that may defer heavy nodes ([`MatcherConfig::defer_rounds`]).
+    pub fn set_defer_rounds(&mut self, rounds: u32) {
+        self.config.defer_rounds = rounds;
+    }
+
+    /// Lockstep membership searches (match v13) or one after another.
+    pub fn set_lockstep(&mut self, on: bool) {
+        self.config.lockstep = on;
     }
 
     /// Changes the window settings (see [`MatcherConfig::window_min`]).
@@ -532,6 +566,8 @@ impl DeviceMatcher {
             defer_min: u64::from(self.config.defer_min),
             defer_slice: u64::from(self.config.defer_slice),
             defer_wanted: u64::from(self.config.defer_wanted),
+            lockstep: u64::from(self.config.lockstep),
+            defer_drained: u64::from(self.config.defer_drained),
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let (mut seconds, mut deferred, mut launches) = (0.0, 0u64, 0u32);

@@ -754,7 +754,8 @@ fn time_limit_never_reports_partial_counts() {
 /// Windows (match v4): every host list tested through windows of at most 32
 /// words (so most blocks fall back past the window) or 1,024, with small
 /// and large staging areas, with and without edge labels, and windows off
-/// (match v2); every count equals the CPU's.
+/// (match v2), with the membership searches in lockstep (match v13) and one
+/// after another (v12); every count equals the CPU's.
 #[test]
 fn windowed_membership_matches_cpu() {
     use csm_gpu::MatcherConfig;
@@ -772,11 +773,20 @@ fn windowed_membership_matches_cpu() {
     for (g, q) in cases {
         let (g0, batches) = stream(g, 128, 3, 63);
         let want = cpu_results(&g0, &q, &batches);
-        for (window_min, window_max, stage_words) in [(1, 32, 100), (1, 1024, 300), (16, 1024, 4096), (0, 0, 4096)] {
+        for (window_min, window_max, stage_words, lockstep) in [
+            (1, 32, 100, true),
+            (1, 32, 100, false),
+            (1, 1024, 300, true),
+            (16, 1024, 4096, true),
+            (16, 1024, 4096, false),
+            (0, 0, 4096, true),
+            (0, 0, 4096, false),
+        ] {
             let config = MatcherConfig {
                 window_min,
                 window_max,
                 stage_words,
+                lockstep,
                 ..MatcherConfig::default()
             };
             for v in [Variant::Zp, Variant::Gcsm, Variant::GcsmPersist] {
@@ -786,7 +796,7 @@ fn windowed_membership_matches_cpu() {
                     // later batches uncached).
                     e = e.with_selector(Box::new(csm_gpu::cache::WalkSelector::default().with_skip_below(None)));
                 }
-                let what = format!("window {window_min}/{window_max}/{stage_words}/{}", v.name());
+                let what = format!("window {window_min}/{window_max}/{stage_words}/{lockstep}/{}", v.name());
                 check_engine(&mut e, &g0, &q, &batches, &want, &what);
             }
         }

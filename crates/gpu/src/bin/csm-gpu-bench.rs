@@ -30,6 +30,11 @@
 //! skips the estimate on a query's first batch when it has fewer than N
 //! seeds (`WalkSelector::cold_skip_seeds`, default 512; `-cold0`: off);
 //! `-dsN` defers heavy nodes in slices of N elements (default 256);
+//! `-seq` runs a lane's membership searches one after another (match
+//! v12) instead of in lockstep (match v13, [`MatcherConfig::lockstep`]);
+//! `-roundsN` lets N launches defer (`MatcherConfig::defer_rounds`, 3);
+//! `-drainN` defers from N candidates once a launch's tasks are all taken
+//! (match v14, `MatcherConfig::defer_drained`, default 32; 0: off);
 //! `-nodefer` turns
 //! only the deferral off, `-deferN` defers from iterated lists of N
 //! elements on every level (instead of `--defer-min`, and with no label
@@ -214,7 +219,7 @@ fn usage() -> &'static str {
      [--refresh-late] [--split] [--window-min N] [--window-max W] [--defer-min N] [--defer-wanted N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
      zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN, \
-     zp-dsN, gcsm-dsN)"
+     zp-dsN, gcsm-dsN, zp-seq, gcsm-persist-seq)"
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -1862,7 +1867,26 @@ fn with_settings<R>(m: &mut DeviceMatcher, e: &str, a: &Args, f: impl FnOnce(&mu
     } else if e.ends_with("-v5") {
         m.set_defer_slice(512);
     }
+    // "-seq": membership searches one after another (match v12), not in
+    // lockstep (match v13).
+    let lockstep = m.config().lockstep;
+    if e.contains("-seq") {
+        m.set_lockstep(false);
+    }
+    // "-roundsN": N launches may defer (default 3); "-drainN": defer from
+    // N candidates once a launch's tasks are all taken (match v14; 0: off).
+    let rounds = m.config().defer_rounds;
+    if let Some(n) = suffix_num(e, "-rounds") {
+        m.set_defer_rounds(n as u32);
+    }
+    let drained = m.config().defer_drained;
+    if let Some(n) = suffix_num(e, "-drain") {
+        m.set_defer_drained(n as u32);
+    }
     let r = f(m);
+    m.set_defer_drained(drained);
+    m.set_defer_rounds(rounds);
+    m.set_lockstep(lockstep);
     m.set_windows(a.window_min, a.window_max);
     m.set_tasks(tasks);
     m.set_defer_min(a.defer_min);
