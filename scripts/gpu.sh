@@ -42,6 +42,15 @@ build_local() {
         die "this machine is $(uname -m); the device machine is x86-64: build there is impossible (no Rust), so build on an x86-64 host"
     fi
 
+    # The kernels are compiled for real only on the device (NVRTC): parse
+    # them here first, so that a typo does not cost a device call.
+    if command -v "${CXX:-g++}" >/dev/null; then
+        echo "== checking kernels/*.cu on the host (scripts/check-kernels.sh)"
+        bash "$ROOT/scripts/check-kernels.sh"
+    else
+        echo "== no host C++ compiler: kernels not checked before the device call"
+    fi
+
     rm -rf "$CARRY_BIN"
     mkdir -p "$CARRY_BIN"
 
