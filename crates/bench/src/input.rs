@@ -530,6 +530,13 @@ pub struct EngineArgs {
     /// like 0.05.
     #[arg(long, value_name = "B", default_value = "0.05")]
     pub budget: String,
+    /// Kernel launch settings for `--engine gpu`, as KEY=VALUE[,KEY=VALUE...]:
+    /// chunk, stage-words, window-min, window-max, defer-min, defer-slice,
+    /// defer-wanted, defer-drained, defer-rounds, defer-cap, lockstep (see
+    /// `csm_gpu::MatcherConfig`; e.g. `lockstep=0,defer-drained=0` for
+    /// match v12's searches and v11's deferral).
+    #[arg(long, value_name = "SETTINGS", default_value = "")]
+    pub gpu_kernel: String,
     /// Static counts of the cpu engine filter whole neighbour lists by label
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
@@ -591,7 +598,10 @@ impl EngineArgs {
                 self.budget
             ),
         };
-        let e = csm_gpu::GpuEngine::new(variant, budget, order_strategy(&self.order)?)?;
+        // parsed before the device is opened: a bad setting is reported on
+        // any machine
+        let config = csm_gpu::MatcherConfig::default().with_settings(&self.gpu_kernel)?;
+        let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?;
         Ok(if self.whole_graph { e.without_edge_filter() } else { e })
     }
 

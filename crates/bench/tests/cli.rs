@@ -1130,3 +1130,46 @@ fn a_closed_pipe_ends_quietly() {
     // (SIGPIPE is 13 on every Unix)
     assert_eq!(out.status.signal(), Some(13), "{:?}: {err}", out.status);
 }
+
+/// `--gpu-kernel`: a bad setting is reported, naming it, on any machine
+/// (it is parsed before the device is opened); a good one reaches the
+/// device check (here forced off with `CSM_GPU_DISABLE`), whose error says
+/// the GPU is unavailable.
+#[test]
+fn gpu_kernel_settings_are_checked_before_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
+    let run = |settings: &str| {
+        Command::new(CSM)
+            .args([
+                "match",
+                "-g",
+                &g,
+                "-q",
+                "triangle",
+                "--engine",
+                "gpu",
+                "--gpu-kernel",
+                settings,
+            ])
+            .env("CSM_GPU_DISABLE", "1")
+            .output()
+            .expect("run csm")
+    };
+    for (bad, says) in [
+        ("bogus=1", "unknown key"),
+        ("lockstep=maybe", "expected 0, 1"),
+        ("defer-min", "KEY=VALUE"),
+    ] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(bad) && err.contains(says), "{bad}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = run("lockstep=0,defer-drained=0");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GPU engines are unavailable"), "{err}");
+    assert!(!err.contains("kernel setting"), "{err}");
+}

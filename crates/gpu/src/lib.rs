@@ -50,7 +50,7 @@ pub use error::{GpuError, GpuResult};
 pub use host_graph::{HostGraph, HostMemory};
 pub use hot::{HotLists, HotLoad};
 pub use intersect::{intersect_counts, intersect_counts_timed, launch_intersect, PairRange};
-pub use matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
+pub use matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds, SETTINGS as KERNEL_SETTINGS};
 pub use nvrtc::{compile_source, KernelSource};
 pub use plan::{QueryPlans, Seed};
 pub use probe::{probe_bandwidth, probe_memory, ProbeMemory, ProbeResult};

@@ -158,6 +158,102 @@ impl Default for MatcherConfig {
     }
 }
 
+/// Keys [`MatcherConfig::set`] accepts, with what each sets.
+pub const SETTINGS: [(&str, &str); 11] = [
+    ("chunk", "candidates per level per warp produced at a time"),
+    ("stage-words", "words per level per warp for staged host lists"),
+    (
+        "window-min",
+        "host lists this long are searched through windows (0: off)",
+    ),
+    ("window-max", "largest window, in words"),
+    (
+        "defer-min",
+        "defer nodes whose iterated list has this many elements (0: no deferral)",
+    ),
+    ("defer-slice", "elements of that list per deferred task"),
+    (
+        "defer-wanted",
+        "defer from this many candidates of the level's label (0: defer-min everywhere)",
+    ),
+    (
+        "defer-drained",
+        "once a launch's tasks are all taken, defer from this many (0: off; match v14)",
+    ),
+    ("defer-rounds", "launches that may defer"),
+    ("defer-cap", "tasks the deferral buffer holds"),
+    (
+        "lockstep",
+        "a lane's membership searches in lockstep (1) or one after another (0; match v13)",
+    ),
+];
+
+impl MatcherConfig {
+    /// Sets one launch setting by name (see [`SETTINGS`]): `value` is a
+    /// non-negative integer (`lockstep` also takes `true` / `false`). An
+    /// unknown key or a value that does not parse or fit is an
+    /// [`GpuError::InvalidInput`] naming it; the config is then unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> GpuResult<()> {
+        let bad = |why: &str| GpuError::InvalidInput(format!("kernel setting `{key}={value}`: {why}"));
+        let num = || -> GpuResult<u64> {
+            value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| bad("expected a non-negative integer"))
+        };
+        let small = || -> GpuResult<u32> { u32::try_from(num()?).map_err(|_| bad("too large")) };
+        match key {
+            "chunk" => {
+                let v = small()?;
+                if v == 0 {
+                    return Err(bad("must be at least 1"));
+                }
+                self.chunk = v;
+            }
+            "stage-words" => self.stage_words = small()?,
+            "window-min" => self.window_min = small()?,
+            "window-max" => self.window_max = small()?,
+            "defer-min" => self.defer_min = small()?,
+            "defer-slice" => {
+                let v = small()?;
+                if v == 0 {
+                    return Err(bad("must be at least 1"));
+                }
+                self.defer_slice = v;
+            }
+            "defer-wanted" => self.defer_wanted = small()?,
+            "defer-drained" => self.defer_drained = small()?,
+            "defer-rounds" => self.defer_rounds = small()?,
+            "defer-cap" => self.defer_cap = usize::try_from(num()?).map_err(|_| bad("too large"))?,
+            "lockstep" => {
+                self.lockstep = match value.trim() {
+                    "1" | "true" => true,
+                    "0" | "false" => false,
+                    _ => return Err(bad("expected 0, 1, true or false")),
+                }
+            }
+            _ => {
+                let keys: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
+                return Err(bad(&format!("unknown key (known: {})", keys.join(", "))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a comma-separated list of `KEY=VALUE` settings (see
+    /// [`MatcherConfig::set`]) in order; on an error nothing is applied.
+    pub fn with_settings(self, list: &str) -> GpuResult<MatcherConfig> {
+        let mut next = self;
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| GpuError::InvalidInput(format!("kernel setting `{item}`: expected KEY=VALUE")))?;
+            next.set(k.trim(), v)?;
+        }
+        Ok(next)
+    }
+}
+
 /// Which seeds a run starts from.
 #[derive(Clone, Copy, Debug)]
 pub enum Seeds<'a> {
@@ -604,5 +700,46 @@ impl DeviceMatcher {
             deferred,
             launches,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_and_bad_ones_name_the_key() {
+        let c = MatcherConfig::default()
+            .with_settings("lockstep=0, defer-drained=0,defer-wanted=64,defer-cap=4096,chunk=512")
+            .unwrap();
+        assert!(!c.lockstep);
+        assert_eq!(
+            (c.defer_drained, c.defer_wanted, c.defer_cap, c.chunk),
+            (0, 64, 4096, 512)
+        );
+        // every documented key is accepted
+        for (k, _) in SETTINGS {
+            let v = if k == "lockstep" { "true" } else { "7" };
+            MatcherConfig::default()
+                .set(k, v)
+                .unwrap_or_else(|e| panic!("{k}: {e}"));
+        }
+        let base = MatcherConfig::default();
+        for (list, says) in [
+            ("bogus=1", "unknown key"),
+            ("lockstep=maybe", "expected 0, 1"),
+            ("defer-min=-3", "non-negative integer"),
+            ("defer-min=99999999999", "too large"),
+            ("chunk=0", "at least 1"),
+            ("defer-drained", "KEY=VALUE"),
+        ] {
+            let e = base
+                .with_settings(&format!("window-min=5,{list}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{list}: {e}");
+            assert!(e.contains(list.split('=').next().unwrap()), "{list}: {e}");
+        }
+        assert_eq!(base.with_settings("").unwrap(), base);
     }
 }
