@@ -707,6 +707,49 @@ impl DeviceMatcher {
 mod tests {
     use super::*;
 
+    /// The names after `#define NAME` in the kernel source, with their values.
+    fn define(src: &str, name: &str) -> u64 {
+        let line = src
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq(["#define", name]))
+            .unwrap_or_else(|| panic!("no #define {name} in match.cu"));
+        line.split_whitespace().nth(2).unwrap().parse().unwrap()
+    }
+
+    /// `MatchParams` is passed by value as the kernel's `struct Params`: the
+    /// same fields, 64-bit each, in the same order (a field added on one side
+    /// only would shift every later one; only a device run would show it).
+    #[test]
+    fn params_and_output_layout_match_the_kernel_source() {
+        let src = crate::nvrtc::MATCH_CU.src;
+        let body = &src[src.find("struct Params {").expect("struct Params") + "struct Params {".len()..];
+        let body = &body[..body.find("};").expect("end of struct Params")];
+        let mut kernel_fields = Vec::new();
+        for line in body.lines() {
+            let code = line.split("//").next().unwrap().trim();
+            if code.is_empty() {
+                continue;
+            }
+            let decl = code
+                .strip_prefix("u64 ")
+                .unwrap_or_else(|| panic!("not a u64 field: {code}"));
+            let decl = decl.strip_suffix(';').unwrap_or_else(|| panic!("no `;`: {code}"));
+            kernel_fields.extend(decl.split(',').map(|f| f.trim().to_string()));
+        }
+        // the derived Debug lists the fields in declaration order
+        let dbg = format!("{:?}", MatchParams::default());
+        let inner = dbg.strip_prefix("MatchParams { ").unwrap().strip_suffix(" }").unwrap();
+        let rust_fields: Vec<String> = inner
+            .split(", ")
+            .map(|kv| kv.split(':').next().unwrap().to_string())
+            .collect();
+        assert_eq!(rust_fields, kernel_fields);
+        assert_eq!(std::mem::size_of::<MatchParams>(), 8 * kernel_fields.len());
+        assert_eq!(define(src, "OUT_WORDS"), OUT_WORDS as u64);
+        assert_eq!(define(src, "OUT_DEFERRED"), OUT_DEFERRED as u64);
+        assert_eq!(define(src, "TASK_WORDS"), crate::plan::TASK_WORDS as u64);
+    }
+
     #[test]
     fn settings_parse_and_bad_ones_name_the_key() {
         let c = MatcherConfig::default()
