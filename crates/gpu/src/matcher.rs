@@ -748,6 +748,18 @@ mod tests {
         assert_eq!(define(src, "OUT_WORDS"), OUT_WORDS as u64);
         assert_eq!(define(src, "OUT_DEFERRED"), OUT_DEFERRED as u64);
         assert_eq!(define(src, "TASK_WORDS"), crate::plan::TASK_WORDS as u64);
+        assert_eq!(define(src, "PLAN_HEADER"), crate::plan::PLAN_HEADER as u64);
+        assert_eq!(define(src, "L_READS"), crate::plan::L_READS as u64);
+        // the vertex table's entries: two addresses, then two 32-bit lengths
+        let ventry = &src[src.find("struct VEntry {").expect("struct VEntry")..];
+        let ventry = &ventry[..ventry.find("};").unwrap()];
+        let kinds: Vec<&str> = ventry
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(kinds, ["u64", "u64", "u32", "u32"]);
+        assert_eq!(std::mem::size_of::<crate::host_graph::VEntry>(), 24);
     }
 
     #[test]
