@@ -202,25 +202,15 @@ impl MatcherConfig {
                 .map_err(|_| bad("expected a non-negative integer"))
         };
         let small = || -> GpuResult<u32> { u32::try_from(num()?).map_err(|_| bad("too large")) };
+        let positive =
+            || -> GpuResult<u32> { small().and_then(|v| if v == 0 { Err(bad("must be at least 1")) } else { Ok(v) }) };
         match key {
-            "chunk" => {
-                let v = small()?;
-                if v == 0 {
-                    return Err(bad("must be at least 1"));
-                }
-                self.chunk = v;
-            }
+            "chunk" => self.chunk = positive()?,
             "stage-words" => self.stage_words = small()?,
             "window-min" => self.window_min = small()?,
             "window-max" => self.window_max = small()?,
             "defer-min" => self.defer_min = small()?,
-            "defer-slice" => {
-                let v = small()?;
-                if v == 0 {
-                    return Err(bad("must be at least 1"));
-                }
-                self.defer_slice = v;
-            }
+            "defer-slice" => self.defer_slice = positive()?,
             "defer-wanted" => self.defer_wanted = small()?,
             "defer-drained" => self.defer_drained = small()?,
             "defer-rounds" => self.defer_rounds = small()?,
