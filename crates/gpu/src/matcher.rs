@@ -23,6 +23,10 @@ use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_W
 
 /// Output words (u64) of the kernel.
 pub const OUT_WORDS: usize = 9;
+/// Tasks the task buffers (pinned staging and device) hold at first: 3 MiB
+/// each, the tasks of a few thousand seeds.
+pub const TASK_BUFFER_MIN: usize = 1 << 16;
+
 /// Output slot of the tasks one launch deferred (reset per launch).
 const OUT_DEFERRED: usize = 8;
 
@@ -277,6 +281,14 @@ pub struct KernelStats {
     pub launches: u32,
     /// Host time to upload plans/seeds and reset the counters.
     pub upload_seconds: f64,
+    /// Wall time of the whole run: the uploads, every launch and its
+    /// wait, the downloads of the output words.
+    pub wall_seconds: f64,
+    /// Host time in the launches (each from its start event's record to
+    /// the wait on its end event) and in the downloads of the output words
+    /// after them: with `upload_seconds`, the parts of `wall_seconds`.
+    pub launch_wall_seconds: f64,
+    pub download_seconds: f64,
     pub seeds: u64,
     /// The time limit stopped the run: the counts are incomplete.
     pub aborted: bool,
@@ -502,15 +514,24 @@ impl DeviceMatcher {
     /// Writes the tasks' kernel words into pinned staging and queues one
     /// asynchronous copy to the device; returns the device address. The
     /// staging is next written after this run's synchronisation.
+    ///
+    /// Both buffers start at [`TASK_BUFFER_MIN`] tasks and double when
+    /// outgrown: re-allocating pinned memory costs about 2 ms (H200), and
+    /// with growth by halves the batch that crossed a size paid it (the
+    /// first engine of a bench row, which made light rows look slower).
     fn put_tasks(&mut self, tasks: &[Task]) -> GpuResult<u64> {
         let len = tasks.len() * TASK_WORDS;
+        let cap = (2 * len).max(TASK_BUFFER_MIN * TASK_WORDS);
         if self.seeds_host.as_ref().map_or(true, |s| s.len() < len) {
             self.seeds_host = None;
-            self.seeds_host = Some(self.gpu.alloc_pinned(len + len / 2 + 64)?);
+            self.seeds_host = Some(self.gpu.alloc_pinned(cap)?);
         }
         let host = self.seeds_host.as_mut().expect("allocated");
         write_task_words(tasks, &mut host.as_mut_slice()[..len]);
-        Self::reserve(&self.gpu, &mut self.seeds, len)?;
+        if self.seeds.as_ref().map_or(true, |s| s.len() < len) {
+            self.seeds = None;
+            self.seeds = Some(self.gpu.alloc_zeros::<u32>(cap)?);
+        }
         let dst = self.seeds.as_ref().expect("reserved");
         let (ptr, rec) = dst.device_ptr(self.gpu.stream());
         self.gpu
@@ -566,6 +587,24 @@ impl DeviceMatcher {
                 .map_err(|e| GpuError::driver("launching match_kernel", e))
         })?;
         Ok(f64::from(ms) / 1e3)
+    }
+
+    /// One launch of the kernel with no tasks, waited for; returns its wall
+    /// time in seconds. Every warp starts, finds the task counter past the
+    /// (empty) task list and exits, so this costs a launch and its wait,
+    /// plus whatever the device needs to leave an idle state: a probe for
+    /// the time a device that sat idle adds to the next batch.
+    pub fn wake(&mut self) -> GpuResult<f64> {
+        let t0 = Instant::now();
+        let stream = self.gpu.stream().clone();
+        let params = MatchParams {
+            counter: self.counter.device_ptr(&stream).0,
+            out: self.out.device_ptr(&stream).0,
+            ..MatchParams::default()
+        };
+        self.launch(&params, Shape::NARROW)?;
+        self.gpu.synchronize()?;
+        Ok(t0.elapsed().as_secs_f64())
     }
 
     /// Counts the embeddings of `plans` (encoded for one [`Shape`], its
@@ -657,15 +696,20 @@ impl DeviceMatcher {
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let (mut seconds, mut deferred, mut launches) = (0.0, 0u64, 0u32);
+        let (mut launch_wall, mut download) = (0.0, 0.0);
         // Launch, then run what it deferred (heavy nodes) in the next
         // launch, until nothing is deferred; the last round defers nothing.
         let out = loop {
             let round = launches as usize;
             let defers = self.config.defer_min > 0 && self.config.defer_cap > 0 && launches < self.config.defer_rounds;
             params.defer = if defers { self.defer_buffer(round % 2)? } else { 0 };
+            let tl = Instant::now();
             seconds += self.launch(&params, shape)?;
+            launch_wall += tl.elapsed().as_secs_f64();
             launches += 1;
+            let td = Instant::now();
             let out = self.gpu.download(&self.out)?;
+            download += td.elapsed().as_secs_f64();
             let n = out[OUT_DEFERRED].min(self.config.defer_cap as u64);
             deferred += n;
             if !defers || n == 0 || out[7] != 0 {
@@ -685,6 +729,9 @@ impl DeviceMatcher {
             nodes: out[6],
             kernel_seconds: seconds,
             upload_seconds,
+            wall_seconds: t0.elapsed().as_secs_f64(),
+            launch_wall_seconds: launch_wall,
+            download_seconds: download,
             seeds: nseeds,
             aborted: out[7] != 0,
             deferred,

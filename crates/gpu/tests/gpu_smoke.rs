@@ -224,3 +224,17 @@ fn probe_reports_positive_bandwidth() {
         assert!(gbps.is_finite() && gbps > 0.0);
     }
 }
+
+#[test]
+fn empty_launch_waits_and_leaves_the_matcher_usable() {
+    let Some(gpu) = gpu_or_skip("empty_launch_waits_and_leaves_the_matcher_usable") else {
+        return;
+    };
+    let gpu = std::sync::Arc::new(gpu);
+    let mut m = csm_gpu::DeviceMatcher::new(gpu, csm_gpu::MatcherConfig::default()).expect("matcher");
+    for _ in 0..3 {
+        let secs = m.wake().expect("an empty launch");
+        eprintln!("empty launch: {:.3} ms", secs * 1e3);
+        assert!(secs.is_finite() && secs > 0.0 && secs < 10.0, "{secs}");
+    }
+}
