@@ -12,7 +12,7 @@
 //!               [--seed X] [--walk-cap W] [--walk-total T] [--fe-frac F] [--stage-words W]
 //!               [--rmat A,B,C] [--limit-s S] [--window-min N] [--window-max W] [--defer-min N]
 //!               [--defer-wanted N]
-//!               [--skip-ms MS] [--split]
+//!               [--skip-ms MS] [--split] [--settle-ms MS] [--wake]
 //! ```
 //!
 //! Engines `zp-v2` and `gcsm-v2` run match v2's settings in the same run:
@@ -125,6 +125,14 @@
 //! engine stops between pieces of the batch, the kernel's warps stop taking
 //! seeds; a (query, engine) that hits it is skipped for larger batches.
 //!
+//! `--settle-ms MS` pauses between a row's CPU engines and its GPU engines
+//! (default 0): the first GPU engine after the CPU engines runs light rows
+//! slower than the same engine later in the order, and the pause tells a
+//! transient of the CPU run from a cost of the place. `--wake` launches
+//! the kernel once with no tasks before a row's GPU engines, waits for it
+//! and writes its wall time to the CSV as engine `wake` (not in the
+//! tables): the time an idle device adds to the batch that wakes it.
+//!
 //! `gcsm` uses the crate's path-sampling selector ([`WalkSelector`]);
 //! `gcsm-sampler` uses csm-sampler's merged-walk policy with `--walk-cap`
 //! walks per root. `gcsm`'s selector walks at most `--walk-cap` times per
@@ -209,6 +217,13 @@ struct Args {
     refresh_late: bool,
     /// One graph per query, with only the edges of its label triples.
     split: bool,
+    /// Pause (ms) between a row's CPU engines and its GPU engines: tells a
+    /// transient left by the CPU run (its pool's threads still spinning)
+    /// from a cost of the GPU engine's place in the order.
+    settle_ms: f64,
+    /// Before a row's GPU engines, one empty launch, waited for and logged
+    /// as engine `wake` in the CSV (not in the tables).
+    wake: bool,
 }
 
 fn usage() -> &'static str {
@@ -216,7 +231,7 @@ fn usage() -> &'static str {
      [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
      [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
      [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--refresh-late] [--split] [--window-min N] [--window-max W] [--defer-min N] [--defer-wanted N] [--skip-ms MS] (engines also zp-v2, gcsm-v2, \
+     [--refresh-late] [--split] [--window-min N] [--window-max W] [--defer-min N] [--defer-wanted N] [--skip-ms MS] [--settle-ms MS] [--wake] (engines also zp-v2, gcsm-v2, \
      zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
      zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN, \
      zp-dsN, gcsm-dsN, zp-seq, gcsm-persist-seq)"
@@ -279,6 +294,8 @@ fn parse_args() -> Result<Args, String> {
         limit_s: 20.0,
         refresh_late: false,
         split: false,
+        settle_ms: 0.0,
+        wake: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -321,6 +338,8 @@ fn parse_args() -> Result<Args, String> {
             "--limit-s" => a.limit_s = parse_num(&v()?)?,
             "--refresh-late" => a.refresh_late = true,
             "--split" => a.split = true,
+            "--settle-ms" => a.settle_ms = parse_num(&v()?)?,
+            "--wake" => a.wake = true,
             "--rmat" => {
                 let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
                 if p.len() != 3 || p.iter().any(|&x| x < 0.0) || p.iter().sum::<f64>() > 1.0 {
@@ -545,6 +564,15 @@ struct Row {
     staged_lists: u64,
     /// Tasks the kernel deferred (heavy nodes, match v5).
     deferred: u64,
+    /// Wall time of the matcher's run (uploads, launches, their waits):
+    /// beyond `kernel`, launch latency, queued work and device wake-up.
+    kernel_wall: f64,
+    /// Its parts: uploads, launches (host time to the end event's wait),
+    /// downloads of the output words.
+    upload: f64,
+    launch_wall: f64,
+    download: f64,
+    launches: u32,
     ok: bool,
     /// A CPU count was available to compare with.
     verified: bool,
@@ -575,6 +603,11 @@ impl Row {
             cached_lists: 0,
             staged_lists: 0,
             deferred: 0,
+            kernel_wall: 0.0,
+            upload: 0.0,
+            launch_wall: 0.0,
+            download: 0.0,
+            launches: 0,
             ok: false,
             verified: false,
             error,
@@ -583,11 +616,11 @@ impl Row {
 
     fn csv_header() -> &'static str {
         "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
-         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,ok,verified,error"
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,kernel_wall_seconds,upload_seconds,launch_wall_seconds,download_seconds,launches,ok,verified,error"
     }
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{},{},\"{}\"",
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},\"{}\"",
             self.size,
             self.batch,
             self.query,
@@ -609,6 +642,11 @@ impl Row {
             self.cached_lists,
             self.staged_lists,
             self.deferred,
+            self.kernel_wall,
+            self.upload,
+            self.launch_wall,
+            self.download,
+            self.launches,
             self.ok,
             self.verified,
             self.error.replace('"', "'")
@@ -622,7 +660,8 @@ impl Row {
                "cache_bytes": self.cache_bytes, "cache_vertices": self.cache_vertices,
                "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
                "cached_lists": self.cached_lists, "staged_lists": self.staged_lists, "deferred": self.deferred,
-               "ok": self.ok, "verified": self.verified, "error": self.error})
+               "kernel_wall_seconds": self.kernel_wall, "upload_seconds": self.upload,
+               "launch_wall_seconds": self.launch_wall, "download_seconds": self.download, "launches": self.launches, "ok": self.ok, "verified": self.verified, "error": self.error})
     }
 }
 
@@ -1505,6 +1544,18 @@ impl Run<'_> {
                             ..Row::failed(size, b, qname, "cpu-engine", String::new())
                         });
                     }
+                    if a.settle_ms > 0.0 && (cpu.is_some() || qi < cpu_engines.len()) {
+                        std::thread::sleep(std::time::Duration::from_secs_f64(a.settle_ms / 1e3));
+                    }
+                    if let (true, Some(s)) = (a.wake, gpu_side.as_mut()) {
+                        let secs = s.matcher.wake().map_err(|e| e.to_string())?;
+                        let _ = write!(line, " | wake {} ms", fmt_ms(secs));
+                        self.rows.push(Row {
+                            seconds: secs,
+                            ok: true,
+                            ..Row::failed(size, b, qname, "wake", String::new())
+                        });
+                    }
                     if let Some(s) = gpu_side.as_mut() {
                         for e in engines
                             .iter()
@@ -1596,7 +1647,7 @@ impl Run<'_> {
                                 let res = with_settings(matcher, e, a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
                                     .and_then(|mut r| {
                                         let secs = load.charged_seconds(refresh_dev);
-                                        u.observe(size, secs, used.then_some(r.kernel_seconds));
+                                        u.observe(size, secs, r.kernel_seconds, used);
                                         if used {
                                             r.charge_cache_load(secs, load.bytes, c.layout().live());
                                         } else if let Some((m, hidden)) = &mask {
@@ -1918,6 +1969,11 @@ fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> R
         cached_lists: r.kernel.cached_lists,
         staged_lists: r.kernel.staged_lists,
         deferred: r.kernel.deferred,
+        kernel_wall: r.kernel.wall_seconds,
+        upload: r.kernel.upload_seconds,
+        launch_wall: r.kernel.launch_wall_seconds,
+        download: r.kernel.download_seconds,
+        launches: r.kernel.launches,
         ok,
         verified: false,
         error: String::new(),
