@@ -820,11 +820,8 @@ impl GpuEngine {
         }
         let late_s = t_late.elapsed().as_secs_f64();
         if persist {
-            let (refresh_s, kernel_s) = match late_refresh {
-                Some(secs) => (secs, None),
-                None => (run.dc_seconds, Some(run.kernel_seconds)),
-            };
-            resident_use.observe(updates, refresh_s, if use_resident { kernel_s } else { None });
+            let refresh_s = late_refresh.unwrap_or(run.dc_seconds);
+            resident_use.observe(updates, refresh_s, run.kernel_seconds, use_resident);
         }
         let t2 = Instant::now();
         st.graph.commit();
