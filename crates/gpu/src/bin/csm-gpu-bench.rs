@@ -157,6 +157,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use clap::Parser;
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
 use csm_baselines::registry::{continuous_engine, EngineOptions};
 use csm_engine::{Batch, ContinuousMatcher, EdgesApart};
@@ -226,17 +227,6 @@ struct Args {
     wake: bool,
 }
 
-fn usage() -> &'static str {
-    "usage: csm-gpu-bench [--edges N] [--scale S] [--labels L] [--sizes 64,256,...] [--batches B] \
-     [--queries house,...] [--variants cpu16,um,zp,vsgm,naive,gcsm] [--vsgm-max-batch B] \
-     [--budget-frac F] [--threads T] [--deadline-s S] [--out DIR] [--seed X] [--walk-cap W] \
-     [--walk-total T] [--fe-frac F] [--stage-words W] [--rmat A,B,C] [--limit-s S] \
-     [--refresh-late] [--split] [--window-min N] [--window-max W] [--defer-min N] [--defer-wanted N] [--skip-ms MS] [--settle-ms MS] [--wake] (engines also zp-v2, gcsm-v2, \
-     zp-v4, gcsm-v4, zp-v5, gcsm-v5, zp-noexp, gcsm-noexp, zp-nodefer, gcsm-nodefer, zp-nobal, gcsm-nobal, \
-     zp-deferN, gcsm-deferN, gcsm-skipN, zp-sliceN, gcsm-sliceN, gcsm-coldN, \
-     zp-dsN, gcsm-dsN, zp-seq, gcsm-persist-seq)"
-}
-
 fn parse_num(s: &str) -> Result<f64, String> {
     let (num, mul) = match s.chars().last() {
         Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
@@ -259,102 +249,179 @@ fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
     rest[..end].parse().ok()
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        edges: 500_000_000,
-        scale: None,
-        labels: 8,
-        sizes: vec![64, 256, 1024, 4096, 8192],
-        batches: 2,
-        queries: ["house", "5-cycle", "prism", "hexagon-2chords", "7-wheel"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        variants: ["cpu16", "um", "zp", "vsgm", "naive", "gcsm"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        vsgm_max_batch: 256,
-        budget_frac: 0.05,
-        hot_frac: csm_gpu::hot::HOT_FRAC,
-        threads: 16,
-        deadline_s: 420.0,
-        out: std::env::var_os("OUT").map(PathBuf::from).unwrap_or_else(|| ".".into()),
-        seed: 2024,
-        walk_cap: 64,
-        walk_total: 1 << 15,
-        fe_frac: 0.05,
-        stage_words: MatcherConfig::default().stage_words,
-        window_min: MatcherConfig::default().window_min,
-        window_max: MatcherConfig::default().window_max,
-        defer_min: MatcherConfig::default().defer_min,
-        defer_wanted: MatcherConfig::default().defer_wanted,
-        skip_ms: None,
-        rmat: (0.57, 0.19, 0.19),
-        limit_s: 20.0,
-        refresh_late: false,
-        split: false,
-        settle_ms: 0.0,
-        wake: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(k) = it.next() {
-        let mut v = || it.next().ok_or_else(|| format!("{k} needs a value"));
-        let list = |s: String| {
-            s.split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect::<Vec<_>>()
-        };
-        match k.as_str() {
-            "--edges" => a.edges = parse_num(&v()?)? as usize,
-            "--scale" => a.scale = Some(parse_num(&v()?)? as u32),
-            "--labels" => a.labels = parse_num(&v()?)? as u32,
-            "--sizes" => {
-                a.sizes = list(v()?)
-                    .iter()
-                    .map(|s| parse_num(s).map(|x| x as usize))
-                    .collect::<Result<_, _>>()?
-            }
-            "--batches" => a.batches = parse_num(&v()?)? as usize,
-            "--queries" => a.queries = list(v()?),
-            "--variants" => a.variants = list(v()?),
-            "--vsgm-max-batch" => a.vsgm_max_batch = parse_num(&v()?)? as usize,
-            "--budget-frac" => a.budget_frac = parse_num(&v()?)?,
-            "--hot-frac" => a.hot_frac = parse_num(&v()?)?,
-            "--threads" => a.threads = parse_num(&v()?)? as usize,
-            "--deadline-s" => a.deadline_s = parse_num(&v()?)?,
-            "--out" => a.out = PathBuf::from(v()?),
-            "--seed" => a.seed = parse_num(&v()?)? as u64,
-            "--walk-cap" => a.walk_cap = parse_num(&v()?)? as u64,
-            "--walk-total" => a.walk_total = parse_num(&v()?)? as u64,
-            "--fe-frac" => a.fe_frac = parse_num(&v()?)?,
-            "--stage-words" => a.stage_words = parse_num(&v()?)? as u32,
-            "--window-min" => a.window_min = parse_num(&v()?)? as u32,
-            "--window-max" => a.window_max = parse_num(&v()?)? as u32,
-            "--defer-min" => a.defer_min = parse_num(&v()?)? as u32,
-            "--defer-wanted" => a.defer_wanted = parse_num(&v()?)? as u32,
-            "--skip-ms" => a.skip_ms = Some(parse_num(&v()?)?),
-            "--limit-s" => a.limit_s = parse_num(&v()?)?,
-            "--refresh-late" => a.refresh_late = true,
-            "--split" => a.split = true,
-            "--settle-ms" => a.settle_ms = parse_num(&v()?)?,
-            "--wake" => a.wake = true,
-            "--rmat" => {
-                let p = list(v()?).iter().map(|s| parse_num(s)).collect::<Result<Vec<_>, _>>()?;
-                if p.len() != 3 || p.iter().any(|&x| x < 0.0) || p.iter().sum::<f64>() > 1.0 {
-                    return Err("--rmat needs a,b,c >= 0 with a+b+c <= 1".into());
-                }
-                a.rmat = (p[0], p[1], p[2]);
-            }
-            "-h" | "--help" => return Err(usage().into()),
-            other => return Err(format!("unknown argument `{other}`\n{}", usage())),
+/// Command line (clap); [`Cli::into_args`] checks it and gives [`Args`].
+#[derive(Parser, Debug)]
+#[command(
+    name = "csm-gpu-bench",
+    about = "GCSM Sec. VI on one machine: per batch, the CPU engine and the GPU variants \
+             (um, zp, vsgm, naive, gcsm, gcsm-persist) on an R-MAT graph",
+    after_help = "Engines (--variants): cpu16 (the CPU count's replica, stops at --limit-s), cpu-engine \
+                  (csm_baselines' cpu engine), um, zp, vsgm, naive, gcsm, gcsm-sampler, gcsm-persist, \
+                  gcsm-persist-whole, gcsm-persist-hot, and settings variants made by suffixes: -v2, -v4, -v5, \
+                  -v10, -noexp, -nodefer, -nobal, -deep16, -split, -seq, -always, -zpath, -bypass, -allshares, \
+                  -deferN, -wantN, -sliceN, -dsN, -roundsN, -drainN, -useN, gcsm-skipN, gcsm-coldN \
+                  (the module documentation says what each does). Numbers take k, M and G suffixes."
+)]
+struct Cli {
+    /// Undirected edges of the generated graph.
+    #[arg(long, default_value = "500M", value_parser = count)]
+    edges: usize,
+    /// log2 of the vertex count (default: from --edges).
+    #[arg(long, value_parser = count)]
+    scale: Option<usize>,
+    /// Vertex labels, assigned uniformly.
+    #[arg(long, default_value_t = 8, value_parser = count)]
+    labels: usize,
+    /// Batch sizes (updates).
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024,4096,8192", value_parser = count)]
+    sizes: Vec<usize>,
+    /// Batches per size.
+    #[arg(long, default_value_t = 2, value_parser = count)]
+    batches: usize,
+    /// Queries (standard query names).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "house,5-cycle,prism,hexagon-2chords,7-wheel"
+    )]
+    queries: Vec<String>,
+    /// Engines, in the order they run on each row.
+    #[arg(long, value_delimiter = ',', default_value = "cpu16,um,zp,vsgm,naive,gcsm")]
+    variants: Vec<String>,
+    /// Largest batch vsgm runs on.
+    #[arg(long, default_value_t = 256, value_parser = count)]
+    vsgm_max_batch: usize,
+    /// Cache budget as a fraction of the graph's bytes.
+    #[arg(long, default_value_t = 0.05, value_parser = number)]
+    budget_frac: f64,
+    /// Share of the budget gcsm-persist-hot gives its hot lists (match v12).
+    #[arg(long, default_value_t = csm_gpu::hot::HOT_FRAC, value_parser = number)]
+    hot_frac: f64,
+    /// Threads of the CPU engines.
+    #[arg(long, default_value_t = 16, value_parser = count)]
+    threads: usize,
+    /// Stop starting rows after this many seconds.
+    #[arg(long, default_value_t = 420.0, value_parser = number)]
+    deadline_s: f64,
+    /// Output folder (default: $OUT, else the current folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seed of the graph and stream.
+    #[arg(long, default_value_t = 2024, value_parser = count)]
+    seed: usize,
+    /// gcsm-sampler's walks per root; gcsm's walks per seed at most.
+    #[arg(long, default_value_t = 64, value_parser = count)]
+    walk_cap: usize,
+    /// gcsm's walks per batch at most (0: no cap).
+    #[arg(long, default_value_t = 1 << 15, value_parser = count)]
+    walk_total: usize,
+    /// gcsm's estimate and copy, each, at most this fraction of the predicted kernel time (0: off).
+    #[arg(long, default_value_t = 0.05, value_parser = number)]
+    fe_frac: f64,
+    /// Words of a warp's staging area per level.
+    #[arg(long, default_value_t = MatcherConfig::default().stage_words as usize, value_parser = count)]
+    stage_words: usize,
+    /// Host lists with an old part this long are searched through windows (0: none).
+    #[arg(long, default_value_t = MatcherConfig::default().window_min as usize, value_parser = count)]
+    window_min: usize,
+    /// Largest window (words).
+    #[arg(long, default_value_t = MatcherConfig::default().window_max as usize, value_parser = count)]
+    window_max: usize,
+    /// Defer nodes whose iterated list has at least this many elements.
+    #[arg(long, default_value_t = MatcherConfig::default().defer_min as usize, value_parser = count)]
+    defer_min: usize,
+    /// Defer a level's node from this many candidates of its label (match v11; 0: --defer-min everywhere).
+    #[arg(long, default_value_t = MatcherConfig::default().defer_wanted as usize, value_parser = count)]
+    defer_wanted: usize,
+    /// gcsm skips estimate and copy below this predicted kernel time (ms; default: the selector's).
+    #[arg(long, value_parser = number)]
+    skip_ms: Option<f64>,
+    /// R-MAT quadrant probabilities a,b,c.
+    #[arg(long, default_value = "0.57,0.19,0.19", value_parser = rmat_probabilities)]
+    rmat: (f64, f64, f64),
+    /// Seconds one engine may spend on one batch.
+    #[arg(long, default_value_t = 20.0, value_parser = number)]
+    limit_s: f64,
+    /// Refresh the resident caches after the host mirror's sync (match v7).
+    #[arg(long)]
+    refresh_late: bool,
+    /// One graph per query, with only the edges of its label triples.
+    #[arg(long)]
+    split: bool,
+    /// Pause (ms) between a row's CPU engines and its GPU engines.
+    #[arg(long, default_value_t = 0.0, value_parser = number)]
+    settle_ms: f64,
+    /// One empty launch before a row's GPU engines, written to the CSV as engine `wake`.
+    #[arg(long)]
+    wake: bool,
+}
+
+/// A number with an optional k / M / G suffix.
+fn number(s: &str) -> Result<f64, String> {
+    parse_num(s)
+}
+
+/// A whole number with an optional k / M / G suffix.
+fn count(s: &str) -> Result<usize, String> {
+    let x = parse_num(s)?;
+    if x < 0.0 || x.fract() != 0.0 || x > usize::MAX as f64 {
+        return Err(format!("`{s}` is not a whole number"));
+    }
+    Ok(x as usize)
+}
+
+fn rmat_probabilities(s: &str) -> Result<(f64, f64, f64), String> {
+    let p = s
+        .split(',')
+        .map(|x| parse_num(x.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if p.len() != 3 || p.iter().any(|&x| x < 0.0) || p.iter().sum::<f64>() > 1.0 {
+        return Err("--rmat needs a,b,c >= 0 with a+b+c <= 1".into());
+    }
+    Ok((p[0], p[1], p[2]))
+}
+
+impl Cli {
+    fn into_args(self) -> Result<Args, String> {
+        let narrow = |name: &str, x: usize| u32::try_from(x).map_err(|_| format!("--{name} {x} is too large"));
+        if self.labels == 0 || self.batches == 0 || self.sizes.is_empty() || self.sizes.contains(&0) {
+            return Err("labels, batches and sizes must be positive".into());
         }
+        Ok(Args {
+            edges: self.edges,
+            scale: self.scale.map(|s| narrow("scale", s)).transpose()?,
+            labels: narrow("labels", self.labels)?,
+            sizes: self.sizes,
+            batches: self.batches,
+            queries: self.queries,
+            variants: self.variants,
+            vsgm_max_batch: self.vsgm_max_batch,
+            budget_frac: self.budget_frac,
+            hot_frac: self.hot_frac,
+            threads: self.threads,
+            deadline_s: self.deadline_s,
+            out: self
+                .out
+                .or_else(|| std::env::var_os("OUT").map(PathBuf::from))
+                .unwrap_or_else(|| ".".into()),
+            seed: self.seed as u64,
+            walk_cap: self.walk_cap as u64,
+            walk_total: self.walk_total as u64,
+            fe_frac: self.fe_frac,
+            stage_words: narrow("stage-words", self.stage_words)?,
+            window_min: narrow("window-min", self.window_min)?,
+            window_max: narrow("window-max", self.window_max)?,
+            defer_min: narrow("defer-min", self.defer_min)?,
+            defer_wanted: narrow("defer-wanted", self.defer_wanted)?,
+            skip_ms: self.skip_ms,
+            rmat: self.rmat,
+            limit_s: self.limit_s,
+            refresh_late: self.refresh_late,
+            split: self.split,
+            settle_ms: self.settle_ms,
+            wake: self.wake,
+        })
     }
-    if a.labels == 0 || a.batches == 0 || a.sizes.is_empty() {
-        return Err("labels, batches and sizes must be positive".into());
-    }
-    Ok(a)
 }
 
 // ---------------------------------------------------------------------------
@@ -918,10 +985,10 @@ struct GpuSide<'m> {
 }
 
 fn main() {
-    let args = match parse_args() {
+    let args = match Cli::parse().into_args() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("csm-gpu-bench: {e}");
             std::process::exit(2);
         }
     };
@@ -2098,7 +2165,8 @@ fn cpu_count(
 
 #[cfg(test)]
 mod tests {
-    use super::{mean_ratios, suffix_num, MeanRatio, Row};
+    use super::{mean_ratios, suffix_num, Cli, MatcherConfig, MeanRatio, PathBuf, Row};
+    use clap::Parser;
 
     fn row(size: usize, query: &str, engine: &str, seconds: f64) -> Row {
         Row {
@@ -2157,6 +2225,44 @@ mod tests {
             assert_eq!((e.as_str(), b.as_str()), (we, wb));
             assert!((x - wx).abs() < 1e-12, "{e} over {b}: {x} against {wx}");
         }
+    }
+
+    #[test]
+    fn command_line_reads_suffixed_numbers_lists_and_defaults() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let a = Cli::try_parse_from([
+            "csm-gpu-bench",
+            "--edges",
+            "2M",
+            "--sizes",
+            "64,1k",
+            "--variants",
+            "cpu-engine,zp,gcsm-persist",
+            "--rmat",
+            "0.45,0.22,0.22",
+            "--split",
+            "--out",
+            "/tmp/x",
+        ])
+        .expect("valid")
+        .into_args()
+        .expect("checked");
+        assert_eq!(a.edges, 2_000_000);
+        assert_eq!(a.sizes, [64, 1000]);
+        assert_eq!(a.variants, ["cpu-engine", "zp", "gcsm-persist"]);
+        assert_eq!(a.rmat, (0.45, 0.22, 0.22));
+        assert!(a.split && !a.wake);
+        assert_eq!(a.out, PathBuf::from("/tmp/x"));
+        assert_eq!(a.labels, 8);
+        assert_eq!(a.defer_wanted, MatcherConfig::default().defer_wanted);
+        // bad input is refused with the option named
+        for bad in [["--rmat", "0.6,0.3,0.3"], ["--edges", "1.5"], ["--sizes", "64,x"]] {
+            let e = Cli::try_parse_from(["csm-gpu-bench", bad[0], bad[1]]).expect_err(bad[1]);
+            assert!(e.to_string().contains(bad[0]), "{e}");
+        }
+        let zero = Cli::try_parse_from(["csm-gpu-bench", "--sizes", "0"]).expect("parses");
+        assert!(zero.into_args().is_err());
     }
 
     #[test]
