@@ -537,6 +537,14 @@ pub struct EngineArgs {
     /// match v12's searches and v11's deferral).
     #[arg(long, value_name = "SETTINGS", default_value = "")]
     pub gpu_kernel: String,
+    /// For `--engine gpu`: count light batches on the CPU, over the same
+    /// staged graph: those whose size class's GPU matching is predicted
+    /// under MS milliseconds (1 is a good value) and the CPU's count lower
+    /// (learnt per power of two of the batch size). Off by default, so that
+    /// GPU variants are compared on the GPU; the JSON's `on_cpu` says where
+    /// each batch ran.
+    #[arg(long, value_name = "MS")]
+    pub gpu_light_on_cpu: Option<f64>,
     /// Static counts of the cpu engine filter whole neighbour lists by label
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
@@ -601,7 +609,14 @@ impl EngineArgs {
         // parsed before the device is opened: a bad setting is reported on
         // any machine
         let config = csm_gpu::MatcherConfig::default().with_settings(&self.gpu_kernel)?;
-        let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?;
+        let light = match self.gpu_light_on_cpu {
+            Some(ms) if !(ms.is_finite() && ms > 0.0) => {
+                bail!("--gpu-light-on-cpu must be a positive number of milliseconds, got {ms}")
+            }
+            other => other.map(|ms| ms / 1e3),
+        };
+        let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?
+            .with_light_on_cpu(light);
         Ok(if self.whole_graph { e.without_edge_filter() } else { e })
     }
 

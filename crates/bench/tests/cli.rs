@@ -1173,3 +1173,41 @@ fn gpu_kernel_settings_are_checked_before_the_device() {
     assert!(err.contains("GPU engines are unavailable"), "{err}");
     assert!(!err.contains("kernel setting"), "{err}");
 }
+
+#[test]
+fn gpu_light_on_cpu_is_checked_before_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
+    let (g0, s) = gen_stream(dir.path(), &g, "0.1", "3", "s.stream");
+    let run = |ms: &str| {
+        Command::new(CSM)
+            .args([
+                "stream",
+                "-g",
+                &g0,
+                "-u",
+                &s,
+                "-q",
+                "triangle",
+                "-b",
+                "7",
+                "--engine",
+                "gpu",
+                &format!("--gpu-light-on-cpu={ms}"),
+            ])
+            .env("CSM_GPU_DISABLE", "1")
+            .output()
+            .expect("run csm")
+    };
+    for bad in ["0", "-1", "nan"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--gpu-light-on-cpu"), "{bad}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = run("1");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GPU engines are unavailable"), "{err}");
+}

@@ -36,7 +36,9 @@ use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy};
 use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
+use crate::route::{LightRoute, Route};
 use crate::shares::{encode_shares, LabelShares};
+use csm_baselines::cpu::{count_delta_parallel, Symmetry};
 
 /// The GPU variants of GCSM Sec. VI-A (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -302,6 +304,29 @@ fn split_and_run(
     Ok(())
 }
 
+/// A staged batch counted on the CPU over the same graph and plans as the
+/// kernel ([`GpuEngine::with_light_on_cpu`]), on the caller's rayon pool.
+fn cpu_run(st: &mut State, symmetry: bool) -> StagedRun {
+    let t0 = Instant::now();
+    let empty = csm_graph::BatchDelta::default();
+    let delta = st.graph.pending_delta().unwrap_or(&empty);
+    let sym = if symmetry {
+        Some(
+            &*st.cpu_symmetry
+                .get_or_insert_with(|| Symmetry::of(&st.plans.query, &st.plans.plans)),
+        )
+    } else {
+        None
+    };
+    let c = count_delta_parallel(&st.graph, &st.plans.plans, sym, delta);
+    StagedRun {
+        positive: c.positive,
+        negative: c.negative,
+        seconds: t0.elapsed().as_secs_f64(),
+        ..StagedRun::default()
+    }
+}
+
 /// Vertices whose mirror a staged batch changes: touched lists plus added
 /// and removed vertices.
 pub fn changed_vertices(g: &DynamicGraph) -> Vec<VertexId> {
@@ -323,6 +348,10 @@ struct State {
     /// kernel's deferral, match v11).
     shares: LabelShares,
     budget: usize,
+    /// The query's automorphism rules for the CPU counts of light batches
+    /// ([`GpuEngine::with_light_on_cpu`]; made at the first one, dropped
+    /// when the plans change).
+    cpu_symmetry: Option<Symmetry>,
 }
 
 struct Inner {
@@ -340,6 +369,8 @@ struct Inner {
     /// The batch's hot lists of [`Variant::GcsmPersist`] (match v12; built
     /// by `init` unless the hot share is 0).
     hot: Option<HotLists>,
+    /// Light batches counted on the CPU (None: every batch on the GPU).
+    light: Option<LightRoute>,
     state: Option<State>,
 }
 
@@ -417,6 +448,7 @@ impl GpuEngine {
                 split: SplitPolicy::default(),
                 resident_use: ResidentUse::new(ResidentUse::FRAC),
                 hot: None,
+                light: None,
                 state: None,
             }),
         })
@@ -494,6 +526,23 @@ impl GpuEngine {
         self
     }
 
+    /// Counts light batches on the CPU, over the same staged graph
+    /// ([`crate::route`]): a batch goes there when its size class's GPU
+    /// matching is predicted under `light_below` seconds and the CPU's lower
+    /// (learnt per class; `LightRoute::LIGHT_BELOW` is 1 ms). `None` (the
+    /// default) runs every batch on the GPU, as the variants are compared.
+    /// Takes effect at the next `init`.
+    pub fn with_light_on_cpu(self, light_below: Option<f64>) -> Self {
+        self.with_light_route(light_below.map(LightRoute::new))
+    }
+
+    /// [`GpuEngine::with_light_on_cpu`] with a router of any settings
+    /// (e.g. a shorter [`LightRoute::reprobe`]).
+    pub fn with_light_route(self, route: Option<LightRoute>) -> Self {
+        self.lock().light = route;
+        self
+    }
+
     /// Turns the single-edge symmetry shortcut off.
     pub fn without_symmetry(mut self) -> Self {
         self.symmetry = false;
@@ -531,6 +580,11 @@ impl GpuEngine {
         inner.hot = None;
         inner.split = SplitPolicy::new(inner.split.light_below);
         inner.resident_use = ResidentUse::new(inner.resident_use.frac);
+        if let Some(l) = inner.light.as_mut() {
+            let mut fresh = LightRoute::new(l.light_below);
+            fresh.reprobe = l.reprobe;
+            *l = fresh;
+        }
         if self.variant == Variant::GcsmPersist {
             // Filled once, with the graph (like the host graph's own copy):
             // its time is reported as `resident_fill_seconds` of the first
@@ -554,6 +608,7 @@ impl GpuEngine {
             plans,
             shares,
             budget,
+            cpu_symmetry: None,
         });
         Ok(())
     }
@@ -625,6 +680,7 @@ impl GpuEngine {
     fn process_graph(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let name = self.name.clone();
         let variant = self.variant;
+        let symmetry = self.symmetry;
         let commit_on_device = self.resident_commit;
         let bypass_on = self.resident_bypass;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
@@ -637,6 +693,7 @@ impl GpuEngine {
             split,
             resident_use,
             hot,
+            light,
             state,
         } = inner;
         let st = state
@@ -659,6 +716,7 @@ impl GpuEngine {
                 }
             })?;
             st.plans.set_label_shares(&st.shares);
+            st.cpu_symmetry = None;
         }
         let t0 = Instant::now();
         let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
@@ -673,7 +731,12 @@ impl GpuEngine {
         // refresh waits until after the kernel (ResidentUse).
         let persist = variant == Variant::GcsmPersist;
         let updates = batch.updates.len();
-        let use_resident = persist && resident_use.use_cache(updates);
+        // Opt-in: a light batch is counted on the CPU (crate::route); the
+        // resident cache then refreshes after it, as after a kernel that
+        // did not use it.
+        let route = light.as_ref().map_or(Route::Gpu, |l| l.choose(updates));
+        let on_cpu = route == Route::Cpu;
+        let use_resident = persist && !on_cpu && resident_use.use_cache(updates);
         let refreshed = use_resident.then(|| match resident.as_mut() {
             Some(c) => {
                 let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
@@ -703,7 +766,7 @@ impl GpuEngine {
         // mask precedes the kernel and is charged to it. A failed one drops
         // the cache (counts stay exact on ZP's path).
         let mut hidden: Option<(ResidentLoad, Vec<VertexId>)> = None;
-        if persist && !use_resident && bypass_on {
+        if persist && !use_resident && bypass_on && !on_cpu {
             if let Some(c) = resident.as_mut() {
                 match c.mask(matcher.gpu(), &st.graph, &changed) {
                     Ok(m) => hidden = Some(m),
@@ -716,7 +779,7 @@ impl GpuEngine {
         // kernel; charged to the batch like the refresh.
         let mut hot_load = None;
         let mut hot_err = None;
-        if let (true, Some(h)) = (persist, hot.as_mut()) {
+        if let (true, Some(h)) = (persist && !on_cpu, hot.as_mut()) {
             let over_cache = resident.is_some() && (hidden.is_some() || matches!(refreshed, Some(Ok(_))));
             let hidden_v: &[VertexId] = hidden.as_ref().map_or(&[], |(_, h)| &h[..]);
             let c = resident.as_ref();
@@ -731,7 +794,9 @@ impl GpuEngine {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
-        let result = if let Some(e) = hot_err {
+        let result = if on_cpu {
+            Ok(cpu_run(st, symmetry))
+        } else if let Some(e) = hot_err {
             Err(e)
         } else if persist && !use_resident {
             match (&hidden, resident.as_ref()) {
@@ -819,9 +884,12 @@ impl GpuEngine {
             }
         }
         let late_s = t_late.elapsed().as_secs_f64();
-        if persist {
+        if persist && !on_cpu {
             let refresh_s = late_refresh.unwrap_or(run.dc_seconds);
             resident_use.observe(updates, refresh_s, run.kernel_seconds, use_resident);
+        }
+        if let Some(l) = light.as_mut() {
+            l.observe(updates, route, run.seconds);
         }
         let t2 = Instant::now();
         st.graph.commit();
@@ -847,6 +915,9 @@ impl GpuEngine {
         let sync2 = t_sync.elapsed().as_secs_f64();
         let mut extra: Map<String, Value> = Map::new();
         extra.insert("variant".into(), json!(variant.name()));
+        if light.is_some() {
+            extra.insert("on_cpu".into(), json!(on_cpu));
+        }
         extra.insert("fe_seconds".into(), json!(run.fe_seconds));
         extra.insert("dc_seconds".into(), json!(run.dc_seconds));
         extra.insert("kernel_seconds".into(), json!(run.kernel_seconds));

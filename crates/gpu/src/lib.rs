@@ -41,6 +41,7 @@ pub mod nvrtc;
 pub mod plan;
 pub mod probe;
 pub mod resident;
+pub mod route;
 pub mod shares;
 
 pub use cache::{CacheSelector, DeviceCache, KernelCache, SelectCtx};

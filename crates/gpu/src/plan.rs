@@ -381,6 +381,13 @@ pub struct SplitPolicy {
     per_seed: UnitTime,
 }
 
+/// The size class of a batch of `updates` updates: the power of two (the
+/// classes [`crate::resident::ResidentUse`] and [`crate::route::LightRoute`]
+/// learn by).
+pub(crate) fn size_class(updates: usize) -> u32 {
+    usize::BITS - updates.max(1).leading_zeros()
+}
+
 /// Kernel seconds per unit of a batch (a seed, an update), learnt from
 /// earlier batches (match v9): a moving average that gives the newest batch
 /// half the weight, and the last batch. A prediction takes the lower of the

@@ -53,7 +53,7 @@ use std::time::Instant;
 use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
-use crate::plan::{UnitTime, NONE};
+use crate::plan::{size_class, UnitTime, NONE};
 
 fn raw_len(n: &Nbrs<'_>) -> usize {
     n.base.len() + n.delta.len()
@@ -986,11 +986,6 @@ struct UseClass {
     /// Kernel seconds per update with the batch's changed lists hidden (or
     /// on ZP's path).
     without: UnitTime,
-}
-
-/// The size class of a batch of `updates` updates: the power of two.
-fn size_class(updates: usize) -> u32 {
-    usize::BITS - updates.max(1).leading_zeros()
 }
 
 /// Match v9: whether a batch matches over the resident cache. The cache

@@ -873,3 +873,37 @@ fn deferral_small_case_matches_cpu() {
     let cases = [(&labelled, edge_labelled_query("house", &[0], &[1, 0, 0]))];
     check_deferral(&cases, &[(2, 3, 50, 1), (4, 2, 4096, 3)], &labelled);
 }
+
+#[test]
+fn light_batches_on_the_cpu_match_and_keep_the_device_in_step() {
+    let g = rmat_graph(10, 8000, 2, None, 91);
+    let q = query("house", &[0, 1]);
+    let (g0, batches) = stream(&g, 32, 14, 92);
+    let want = cpu_results(&g0, &q, &batches);
+    assert!(want.iter().any(|&(p, n)| p + n > 0), "vacuous");
+    for (variant, budget) in [
+        (Variant::Zp, Budget::Fraction(0.05)),
+        (Variant::GcsmPersist, Budget::Fraction(0.3)),
+    ] {
+        let Some(e) = engine_or_skip(variant, budget) else {
+            return;
+        };
+        // every class light (1 s), the other side probed every third batch:
+        // GPU batches follow CPU ones, over a mirror and a resident cache
+        // kept in step by the batches counted on the CPU
+        let mut route = csm_gpu::route::LightRoute::new(1.0);
+        route.reprobe = 3;
+        let mut e = e.with_light_route(Some(route));
+        let what = format!("{variant:?} with light batches on the CPU");
+        let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
+        let on_cpu: Vec<bool> = r.iter().map(|x| x.extra["on_cpu"] == true).collect();
+        assert!(!on_cpu[0] && on_cpu[1], "{what}: {on_cpu:?}");
+        let gpu_after_cpu = on_cpu.windows(2).filter(|w| w[0] && !w[1]).count();
+        assert!(gpu_after_cpu >= 2, "{what}: {on_cpu:?}");
+        for (x, cpu) in r.iter().zip(&on_cpu) {
+            if *cpu {
+                assert_eq!(x.extra["kernel_seconds"], 0.0, "{what}");
+            }
+        }
+    }
+}
