@@ -12,7 +12,9 @@
 #                             matching tests, then csm-gpu-bench.
 #                             Logs go to $OUT (at most 8 files come back):
 #                             gpu_sh.log, sanitizer.log, bench.csv,
-#                             bench.json, bench.md (+ probe.md/probe.json).
+#                             bench.json, bench.md (+ probe.md/probe.json);
+#                             plot a bench here with
+#                             `csm-gpu-bench --plot-from DIR/bench.csv`.
 #
 #   Remote options: --probe (also run csm-gpu-probe), --no-bench,
 #   --no-sanitizer. Environment: BENCH_ARGS (arguments of csm-gpu-bench),
@@ -307,8 +309,10 @@ run_remote() {
             echo
             echo "== csm-gpu-bench $args (timeout ${bt} s, $((SECONDS - t0)) s used so far, out $dir)"
             set +e
+            # --no-plot: at most 8 files come back from the device; draw
+            # bench.svg here with `csm-gpu-bench --plot-from DIR/bench.csv`
             # shellcheck disable=SC2086
-            timeout "$bt" "$CARRY_BIN/csm-gpu-bench" --out "$dir" $args 2>&1
+            timeout "$bt" "$CARRY_BIN/csm-gpu-bench" --no-plot --out "$dir" $args 2>&1
             rc=$?
             set -e
             echo "== csm-gpu-bench exit $rc"

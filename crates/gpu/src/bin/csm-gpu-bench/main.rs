@@ -147,8 +147,11 @@
 //! rows, summary, mean speed-ups) and `bench.md` (the summary table, then
 //! each engine's mean speed-up over `zp`, `cpu16` and `cpu-engine`: means
 //! over rows of per-row median ratios) to `--out` (default
-//! `$OUT`, else `.`), rewriting them after every batch so that a run cut
-//! short still leaves its results. Without a GPU only the CPU rows run.
+//! `$OUT`, else `.`), with `bench.svg` (median ms per batch against batch
+//! size, a panel per query; `--no-plot`: none), rewriting them after every
+//! batch so that a run cut short still leaves its results. Without a GPU
+//! only the CPU rows run. `--plot-from CSV` runs nothing and draws
+//! `bench.svg` from a `bench.csv` (into `--out`, else beside the CSV).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -156,6 +159,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+mod plot;
 
 use clap::Parser;
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
@@ -225,6 +230,8 @@ struct Args {
     /// Before a row's GPU engines, one empty launch, waited for and logged
     /// as engine `wake` in the CSV (not in the tables).
     wake: bool,
+    /// Draw `bench.svg` with the other outputs.
+    plot: bool,
 }
 
 fn parse_num(s: &str) -> Result<f64, String> {
@@ -354,6 +361,13 @@ struct Cli {
     /// One empty launch before a row's GPU engines, written to the CSV as engine `wake`.
     #[arg(long)]
     wake: bool,
+    /// Do not draw bench.svg (median time per batch size, a panel per query).
+    #[arg(long)]
+    no_plot: bool,
+    /// Run nothing: draw bench.svg into --out from this bench.csv (e.g. one
+    /// a device run brought back).
+    #[arg(long, value_name = "CSV")]
+    plot_from: Option<PathBuf>,
 }
 
 /// A number with an optional k / M / G suffix.
@@ -420,6 +434,7 @@ impl Cli {
             split: self.split,
             settle_ms: self.settle_ms,
             wake: self.wake,
+            plot: !self.no_plot,
         })
     }
 }
@@ -938,7 +953,35 @@ fn ratios_md(ratios: &[MeanRatio]) -> String {
     md
 }
 
-fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[String]) {
+/// `bench.svg` from the rows (the `wake` probe left out); a failure is
+/// reported, not fatal.
+fn write_plot(out: &std::path::Path, rows: &[Row]) {
+    let samples = rows
+        .iter()
+        .filter(|r| r.engine != "wake")
+        .map(|r| (r.size, r.query.clone(), r.engine.clone(), r.seconds, r.error.is_empty()));
+    let points = plot::medians(samples);
+    if points.is_empty() {
+        return;
+    }
+    if let Err(e) = plot::write_svg(&out.join("bench.svg"), &points, "csm-gpu-bench: median time per batch") {
+        eprintln!("csm-gpu-bench: {e}");
+    }
+}
+
+/// `--plot-from`: bench.svg into `out` from a bench.csv.
+fn plot_from(csv: &std::path::Path, out: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let samples = plot::samples_from_csv(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let points = plot::medians(samples.into_iter().filter(|s| s.2 != "wake"));
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let path = out.join("bench.svg");
+    plot::write_svg(&path, &points, &format!("csm-gpu-bench: {}", csv.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[String], plot: bool) {
     let _ = std::fs::create_dir_all(out);
     let mut csv = String::from(Row::csv_header());
     csv.push('\n');
@@ -963,6 +1006,9 @@ fn write_outputs(out: &std::path::Path, setup: &Value, rows: &[Row], engines: &[
         out.join("bench.json"),
         serde_json::to_string_pretty(&doc).unwrap_or_default(),
     );
+    if plot {
+        write_plot(out, rows);
+    }
 }
 
 fn log(t0: Instant, msg: impl AsRef<str>) {
@@ -985,7 +1031,20 @@ struct GpuSide<'m> {
 }
 
 fn main() {
-    let args = match Cli::parse().into_args() {
+    let cli = Cli::parse();
+    if let Some(csv) = cli.plot_from.clone() {
+        let out = cli
+            .out
+            .clone()
+            .or_else(|| csv.parent().map(|p| p.to_path_buf()))
+            .unwrap_or_else(|| ".".into());
+        if let Err(e) = plot_from(&csv, &out) {
+            eprintln!("csm-gpu-bench: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let args = match cli.into_args() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("csm-gpu-bench: {e}");
@@ -1149,7 +1208,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn write(&self) {
-        write_outputs(&self.a.out, &self.setup, &self.rows, &self.engines);
+        write_outputs(&self.a.out, &self.setup, &self.rows, &self.engines, self.a.plot);
     }
 
     /// Writes the final outputs and prints the summary; an error when a GPU
@@ -1787,7 +1846,7 @@ impl Run<'_> {
                     }
                     println!("{line}");
                     put_setup(&mut self.setup, key, &gsetup);
-                    write_outputs(&a.out, &self.setup, &self.rows, &self.engines);
+                    write_outputs(&a.out, &self.setup, &self.rows, &self.engines, a.plot);
                 }
                 if let Some(s) = gpu_side.as_ref() {
                     for (name, c) in &s.resident {
@@ -1842,7 +1901,7 @@ impl Run<'_> {
                     ),
                 );
                 put_setup(&mut self.setup, key, &gsetup);
-                write_outputs(&a.out, &self.setup, &self.rows, &self.engines);
+                write_outputs(&a.out, &self.setup, &self.rows, &self.engines, a.plot);
                 if stopped.is_some() {
                     break 'sizes;
                 }
