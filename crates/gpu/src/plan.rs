@@ -381,11 +381,43 @@ pub struct SplitPolicy {
     per_seed: UnitTime,
 }
 
-/// The size class of a batch of `updates` updates: the power of two (the
-/// classes [`crate::resident::ResidentUse`] and [`crate::route::LightRoute`]
-/// learn by).
-pub(crate) fn size_class(updates: usize) -> u32 {
+/// The size class of a batch of `updates` updates: the power of two.
+fn size_class(updates: usize) -> u32 {
     usize::BITS - updates.max(1).leading_zeros()
+}
+
+/// What a policy learns per size class of batch (the power of two of its
+/// update count): [`crate::resident::ResidentUse`] and
+/// [`crate::route::LightRoute`] predict a batch from earlier ones of its
+/// class.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BySizeClass<T>(Vec<(u32, T)>);
+
+impl<T> Default for BySizeClass<T> {
+    fn default() -> Self {
+        BySizeClass(Vec::new())
+    }
+}
+
+impl<T: Default> BySizeClass<T> {
+    /// What is known of `updates`' class.
+    pub fn get(&self, updates: usize) -> Option<&T> {
+        let c = size_class(updates);
+        self.0.iter().find(|e| e.0 == c).map(|e| &e.1)
+    }
+
+    /// `updates`' class, made empty when first seen.
+    pub fn entry(&mut self, updates: usize) -> &mut T {
+        let c = size_class(updates);
+        let i = match self.0.iter().position(|e| e.0 == c) {
+            Some(i) => i,
+            None => {
+                self.0.push((c, T::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
 }
 
 /// Kernel seconds per unit of a batch (a seed, an update), learnt from
@@ -939,6 +971,20 @@ mod tests {
 
     fn q(name: &str) -> QueryGraph {
         QueryGraph::from_data(&csm_graph::gen::standard_query(name).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn size_classes_are_powers_of_two() {
+        let mut c: BySizeClass<u32> = BySizeClass::default();
+        assert_eq!(c.get(64), None);
+        *c.entry(64) += 1;
+        *c.entry(127) += 1;
+        *c.entry(128) += 5;
+        *c.entry(0) += 7;
+        assert_eq!(c.get(100), Some(&2));
+        assert_eq!(c.get(255), Some(&5));
+        assert_eq!(c.get(1), Some(&7));
+        assert_eq!(c.get(63), None);
     }
 
     #[test]

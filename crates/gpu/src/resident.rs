@@ -53,7 +53,7 @@ use std::time::Instant;
 use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
-use crate::plan::{size_class, UnitTime, NONE};
+use crate::plan::{BySizeClass, UnitTime, NONE};
 
 fn raw_len(n: &Nbrs<'_>) -> usize {
     n.base.len() + n.delta.len()
@@ -977,8 +977,6 @@ impl HostResident {
 /// One size class of [`ResidentUse`].
 #[derive(Clone, Debug, Default, PartialEq)]
 struct UseClass {
-    /// The power of two of the batches' update counts.
-    class: u32,
     /// The last refresh charge.
     refresh: f64,
     /// Kernel seconds per update over the refreshed cache.
@@ -1020,7 +1018,7 @@ pub struct ResidentUse {
     /// time (0: always use the cache; negative: use it on every other
     /// batch, for tests).
     pub frac: f64,
-    classes: Vec<UseClass>,
+    classes: BySizeClass<UseClass>,
     batches: u64,
 }
 
@@ -1037,8 +1035,7 @@ impl ResidentUse {
     }
 
     fn class(&self, updates: usize) -> Option<&UseClass> {
-        let c = size_class(updates);
-        self.classes.iter().find(|e| e.class == c)
+        self.classes.get(updates)
     }
 
     /// The predicted kernel seconds of a batch of `updates` updates over
@@ -1080,18 +1077,7 @@ impl ResidentUse {
     /// over the refreshed cache (`used`) or not.
     pub fn observe(&mut self, updates: usize, refresh_seconds: f64, kernel_seconds: f64, used: bool) {
         self.batches += 1;
-        let c = size_class(updates);
-        let i = match self.classes.iter().position(|e| e.class == c) {
-            Some(i) => i,
-            None => {
-                self.classes.push(UseClass {
-                    class: c,
-                    ..UseClass::default()
-                });
-                self.classes.len() - 1
-            }
-        };
-        let e = &mut self.classes[i];
+        let e = self.classes.entry(updates);
         e.refresh = refresh_seconds;
         if used {
             e.over_cache.observe(updates, kernel_seconds);

@@ -18,7 +18,7 @@
 //! [`LightRoute::reprobe`]-th batch of a class takes the other side, so
 //! that both estimates follow the stream.
 
-use crate::plan::{size_class, UnitTime};
+use crate::plan::{BySizeClass, UnitTime};
 
 /// Where a batch is matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +30,6 @@ pub enum Route {
 /// One size class of [`LightRoute`].
 #[derive(Clone, Debug, Default, PartialEq)]
 struct RouteClass {
-    class: u32,
     /// Matching seconds per update on each side.
     gpu: UnitTime,
     cpu: UnitTime,
@@ -46,7 +45,7 @@ pub struct LightRoute {
     /// Every this many batches of a class, the side not preferred runs
     /// once ([`LightRoute::REPROBE`]; 0: never).
     pub reprobe: u64,
-    classes: Vec<RouteClass>,
+    classes: BySizeClass<RouteClass>,
 }
 
 impl Default for LightRoute {
@@ -67,13 +66,12 @@ impl LightRoute {
         LightRoute {
             light_below,
             reprobe: Self::REPROBE,
-            classes: Vec::new(),
+            classes: BySizeClass::default(),
         }
     }
 
     fn class(&self, updates: usize) -> Option<&RouteClass> {
-        let c = size_class(updates);
-        self.classes.iter().find(|e| e.class == c)
+        self.classes.get(updates)
     }
 
     /// Predicted matching seconds of a batch of `updates` updates on `route`.
@@ -109,18 +107,7 @@ impl LightRoute {
 
     /// Records a batch of `updates` updates matched on `route` in `seconds`.
     pub fn observe(&mut self, updates: usize, route: Route, seconds: f64) {
-        let c = size_class(updates);
-        let i = match self.classes.iter().position(|e| e.class == c) {
-            Some(i) => i,
-            None => {
-                self.classes.push(RouteClass {
-                    class: c,
-                    ..RouteClass::default()
-                });
-                self.classes.len() - 1
-            }
-        };
-        let e = &mut self.classes[i];
+        let e = self.classes.entry(updates);
         e.batches += 1;
         match route {
             Route::Gpu => e.gpu.observe(updates, seconds),
