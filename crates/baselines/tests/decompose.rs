@@ -4,8 +4,9 @@
 //! differences |M(G')\M(G)| and |M(G)\M(G')| of each whole batch: mixed
 //! batches with edges inserted and deleted again, deleted and inserted
 //! again (also under another edge label), lenient batches with an invalid
-//! update skipped, on one thread and on runs overlapped on three, with
-//! queries that have automorphisms (the only ones decomposed).
+//! update skipped, batches with vertex additions and removals, on one
+//! thread and on runs overlapped on three, with queries that have
+//! automorphisms (the only ones decomposed).
 
 mod common;
 
@@ -37,7 +38,8 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
     for b in 0..5 {
         let before: BTreeSet<Vec<VertexId>> = embeddings(&model.to_data(), &q);
         let len = r.random_range(2..20);
-        // (vertex updates in one batch of four: that batch stays in Eq. (1))
+        // (vertex updates in the last batch: decomposed too, vertices added
+        // first and removed last)
         let mut batch = random_batch(&mut r, &mut model, len, vl, el, b == 4);
         let strictness = with_lenient_duplicate(&model, &mut batch, seed % 3 == 1);
         let lenient = strictness == Strictness::Lenient;

@@ -158,10 +158,10 @@ impl CpuEngine {
         self
     }
 
-    /// Whether `batch` (the graph's part) can run decomposed: edge updates
-    /// only (a vertex update stays in Eq. (1)'s batch), more than one, and
-    /// single-edge rules for both signs that save at least
-    /// [`MIN_SYMMETRY_SAVING`].
+    /// Whether `batch` (the graph's part) can run decomposed: more than one
+    /// update, and single-edge rules for both signs that save at least
+    /// [`MIN_SYMMETRY_SAVING`]. Vertex updates may be in it (a relabelling
+    /// re-addition was split into phases before: `csm_graph::phases`).
     fn decomposable(&self, batch: &Batch<'_>) -> bool {
         let Some(sym) = self.state.as_ref().map(|s| &s.2) else {
             return false;
@@ -172,13 +172,7 @@ impl CpuEngine {
                 seeds >= MIN_SYMMETRY_SAVING * rules.len().max(1) as u64
             })
         };
-        saves(&sym.positive)
-            && saves(&sym.negative)
-            && batch.updates.len() > 1
-            && batch
-                .updates
-                .iter()
-                .all(|u| matches!(u.update, Update::AddEdge(_) | Update::RemoveEdge(_)))
+        saves(&sym.positive) && saves(&sym.negative) && batch.updates.len() > 1
     }
 
     /// Runs `batch` decomposed or as one Eq. (1) batch (`eq1`), as
@@ -206,6 +200,14 @@ impl CpuEngine {
     /// ([module docs](self)), summed into one result. The batch is
     /// validated first as a whole (staged and aborted), so an invalid batch
     /// fails with its own error and leaves the graph unchanged.
+    ///
+    /// Vertex updates: the vertices new in G' are added first and those
+    /// gone from G' removed last. An isolated vertex is in no embedding (a
+    /// query with automorphism rules has edges at every vertex: it is
+    /// connected, with at least one edge), so neither changes a count; a
+    /// removed vertex's edges are net deletions of the batch (staging
+    /// deletes them), so it is isolated when it goes, and a new vertex's
+    /// edges are net insertions, made after it exists.
     fn process_decomposed(&mut self, batch: Batch<'_>) -> Result<BatchResult, EngineError> {
         let t0 = Instant::now();
         let g = &mut self
@@ -217,8 +219,15 @@ impl CpuEngine {
         let delta = g.pending_delta().expect("just staged");
         let line = batch.updates.first().map_or(0, |u| u.line);
         let at = |update| LocatedUpdate { line, update };
-        let net: Vec<LocatedUpdate> = (delta.deleted.iter().map(|&e: &Edge| at(Update::RemoveEdge(e))))
+        let added = delta
+            .added_vertices
+            .iter()
+            .map(|&(id, label)| at(Update::AddVertex { id, label }));
+        let removed = (delta.removed_vertices.iter()).map(|&id| at(Update::RemoveVertex { id, label: None }));
+        let net: Vec<LocatedUpdate> = added
+            .chain(delta.deleted.iter().map(|&e: &Edge| at(Update::RemoveEdge(e))))
             .chain(delta.inserted.iter().map(|&e: &Edge| at(Update::AddEdge(e))))
+            .chain(removed)
             .collect();
         let skipped = delta.skipped;
         g.abort();
