@@ -82,7 +82,9 @@
 //! refresh over a quarter of the kernel time ([`ResidentUse`]; the row's
 //! `cache_vertices` is then 0); `gcsm-persist-always` (sharing the cache)
 //! always uses the cache, `gcsm-persist-useN` lets the refresh cost up to
-//! N% of the predicted kernel time (default 25).
+//! N% of the predicted kernel time (default 25). Match v15: a refresh over
+//! that share is still paid when refresh plus kernel over the cache is at
+//! most the kernel of the size class's rows that did not use it.
 //!
 //! Match v10: such a row no longer runs on ZP's path but over the cache
 //! with the batch's changed lists hidden from the kernel
