@@ -1178,16 +1178,37 @@ fn addr_of(gpu: &Gpu, s: &CudaSlice<u32>) -> u64 {
 }
 
 impl ResidentCache {
+    /// Share of the budget [`ResidentCache::build`] gives the slots of the
+    /// cached lists; the rest is the tail for lists that outgrow their slot.
+    pub const FILL: f64 = 0.9;
+
     /// Fills a resident cache of `budget` bytes with the longest prefix of
-    /// `ranked` that fits in 90% of it (the rest is the tail).
+    /// `ranked` whose slots (with [`Slack::default`]) fit in
+    /// [`ResidentCache::FILL`] of it.
     pub fn build<G: GraphView + ?Sized>(
         gpu: &Gpu,
         g: &G,
         ranked: &[VertexId],
         budget: usize,
     ) -> GpuResult<(ResidentCache, ResidentLoad)> {
+        Self::build_with(gpu, g, ranked, budget, Self::FILL, Slack::default())
+    }
+
+    /// [`ResidentCache::build`] with the share of the budget for the slots
+    /// (`fill`, 0-1) and the slack each slot gets. With the defaults the
+    /// lists take about 80% of the budget (160 of 200 MB on the bench's one
+    /// graph), against naive's 100% (docs/GPU_NOTES.md, "Next steps after
+    /// v15"); the bench's `gcsm-persist-fillN[-slackD]` engines try others.
+    pub fn build_with<G: GraphView + ?Sized>(
+        gpu: &Gpu,
+        g: &G,
+        ranked: &[VertexId],
+        budget: usize,
+        fill: f64,
+        slack: Slack,
+    ) -> GpuResult<(ResidentCache, ResidentLoad)> {
         let t0 = Instant::now();
-        let (layout, patch) = ResidentLayout::build(g, ranked, budget, 0.9, Slack::default());
+        let (layout, patch) = ResidentLayout::build(g, ranked, budget, fill, slack);
         let factor = if layout.edge_labelled { 2 } else { 1 };
         let ctx = gpu.context();
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);

@@ -73,7 +73,11 @@
 //! the host graph's mirror sync, logged with its host and device time and,
 //! like that sync, charged to no row; the refresh then patches only the
 //! batch's own changed lists. `gcsm-persist-v8` (its own resident cache)
-//! keeps v8's refresh, merge included. Any other `gcsm-persist-*` name
+//! keeps v8's refresh, merge included. `gcsm-persist-fillN` (its own
+//! resident cache) gives the cached lists' slots N% of the budget instead
+//! of 90%, and `-slackD` (with it) each slot `len / D + 8` entries of
+//! slack instead of `len / 8 + 8` (D 0: 8 only), e.g.
+//! `gcsm-persist-fill100-slack0`. Any other `gcsm-persist-*` name
 //! (e.g. `gcsm-persist-noexp`) runs on the `gcsm-persist` cache, sharing
 //! its refresh, with that settings suffix applied.
 //!
@@ -173,7 +177,7 @@ use csm_gpu::cache::{
 };
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
-use csm_gpu::resident::{ResidentCache, ResidentUse};
+use csm_gpu::resident::{ResidentCache, ResidentUse, Slack};
 use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, HotLists, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
@@ -1351,6 +1355,14 @@ impl Run<'_> {
         // batch then re-copies the cached lists it and the last batch changed,
         // and that refresh is charged to every gcsm-persist row of the batch.
         if let Some(s) = gpu_side.as_mut() {
+            // "gcsm-persist-fillN[-slackD]": its own cache, its slots in N%
+            // of the budget, each with len / D + 8 entries of slack (D 0: 8
+            // only; default 8)
+            let filled: Vec<&str> = engines
+                .iter()
+                .map(|e| e.as_str())
+                .filter(|e| e.starts_with("gcsm-persist-fill"))
+                .collect();
             for name in [
                 "gcsm-persist",
                 "gcsm-persist-whole",
@@ -1358,7 +1370,10 @@ impl Run<'_> {
                 "gcsm-persist-v8",
                 "gcsm-persist-par",
                 "gcsm-persist-hot",
-            ] {
+            ]
+            .into_iter()
+            .chain(filled)
+            {
                 if !want(name) {
                     continue;
                 }
@@ -1369,8 +1384,13 @@ impl Run<'_> {
                 let t = Instant::now();
                 let ranked = csm_gpu::cache::top_degree(&graph, 1 << 20);
                 let rank_s = t.elapsed().as_secs_f64();
-                let (mut c, load) =
-                    ResidentCache::build(&s.gpu, &graph, &ranked, resident_bytes).map_err(|e| e.to_string())?;
+                let fill = suffix_num(name, "-fill").map_or(ResidentCache::FILL, |p| p / 100.0);
+                let slack = suffix_num(name, "-slack").map_or(Slack::default(), |d| Slack {
+                    div: d as usize,
+                    ..Slack::default()
+                });
+                let (mut c, load) = ResidentCache::build_with(&s.gpu, &graph, &ranked, resident_bytes, fill, slack)
+                    .map_err(|e| e.to_string())?;
                 let hot = if hot_bytes > 0 {
                     Some(HotLists::new(s.gpu.clone(), hot_bytes).map_err(|e| e.to_string())?)
                 } else {
@@ -2333,5 +2353,8 @@ mod tests {
         assert_eq!(suffix_num("zp-defer8192", "-defer"), Some(8192.0));
         assert_eq!(suffix_num("gcsm-nodefer", "-defer"), None);
         assert_eq!(suffix_num("gcsm", "-skip"), None);
+        assert_eq!(suffix_num("gcsm-persist-fill95-slack16", "-fill"), Some(95.0));
+        assert_eq!(suffix_num("gcsm-persist-fill95-slack16", "-slack"), Some(16.0));
+        assert_eq!(suffix_num("gcsm-persist-fill100-slack0", "-slice"), None);
     }
 }
