@@ -33,6 +33,7 @@ use rayon::prelude::*;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::plan::{QueryPlans, Seed, NONE};
+use crate::shared_ptr::SharedPtr;
 
 /// Bytes one cached vertex with a list of `len` entries takes in the pack.
 pub fn entry_bytes(len: usize, edge_labelled: bool) -> usize {
@@ -90,20 +91,6 @@ impl PackLayout {
             collab,
             words,
         }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct SharedPtr(*mut u32);
-// SAFETY: used for writes to disjoint ranges only.
-unsafe impl Send for SharedPtr {}
-// SAFETY: as above.
-unsafe impl Sync for SharedPtr {}
-
-impl SharedPtr {
-    /// The pointer (a method, so that closures capture the whole wrapper).
-    fn get(self) -> *mut u32 {
-        self.0
     }
 }
 

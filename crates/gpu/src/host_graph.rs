@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use crate::device::{Gpu, ManagedBuffer, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
 use crate::nvrtc::{kernel, MATCH_CU};
+use crate::shared_ptr::SharedPtr;
 
 /// One vertex-table entry (`struct VEntry` of `kernels/match.cu`).
 #[repr(C)]
@@ -159,21 +160,6 @@ pub struct HostGraph {
     /// Σ list lengths at the last sync (entries, both parts).
     list_words: usize,
     pub stats: SyncStats,
-}
-
-/// Raw pointer that may be shared by the threads filling disjoint ranges.
-#[derive(Clone, Copy)]
-struct SharedPtr(*mut u32);
-// SAFETY: only used for writes to disjoint ranges (see `build`).
-unsafe impl Send for SharedPtr {}
-// SAFETY: as above.
-unsafe impl Sync for SharedPtr {}
-
-impl SharedPtr {
-    /// The pointer (a method, so that closures capture the whole wrapper).
-    fn get(self) -> *mut u32 {
-        self.0
-    }
 }
 
 fn raw_len(n: &Nbrs<'_>) -> usize {

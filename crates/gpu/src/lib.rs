@@ -42,6 +42,7 @@ pub mod plan;
 pub mod probe;
 pub mod resident;
 pub mod route;
+pub mod shared_ptr;
 pub mod shares;
 
 pub use cache::{CacheSelector, DeviceCache, KernelCache, SelectCtx};

@@ -182,6 +182,7 @@ use csm_gpu::cache::{
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
 use csm_gpu::resident::{ResidentCache, ResidentUse, Slack};
+use csm_gpu::shared_ptr::SharedPtr;
 use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, HotLists, MatcherConfig, QueryPlans};
 use csm_graph::gen::{make_stream, standard_query, with_labels, StreamAmount};
@@ -556,20 +557,6 @@ struct ParCsr {
     offsets: Vec<u64>,
     nbrs: Vec<VertexId>,
     max_degree: usize,
-}
-
-#[derive(Clone, Copy)]
-struct SharedPtr(*mut u32);
-// SAFETY: disjoint writes only.
-unsafe impl Send for SharedPtr {}
-// SAFETY: disjoint writes only.
-unsafe impl Sync for SharedPtr {}
-
-impl SharedPtr {
-    /// The pointer (a method, so that closures capture the whole wrapper).
-    fn get(self) -> *mut u32 {
-        self.0
-    }
 }
 
 impl ParCsr {
