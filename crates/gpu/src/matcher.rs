@@ -486,9 +486,14 @@ impl DeviceMatcher {
     /// A device buffer of at least `len` words in `slot` (grown by half);
     /// true when it was (re)allocated.
     fn reserve(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: usize) -> GpuResult<bool> {
+        Self::reserve_to(gpu, slot, len, len + len / 2 + 64)
+    }
+
+    /// [`DeviceMatcher::reserve`], (re)allocating `cap` (>= `len`) words.
+    fn reserve_to(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: usize, cap: usize) -> GpuResult<bool> {
         if slot.as_ref().map_or(true, |s| s.len() < len) {
             *slot = None;
-            *slot = Some(gpu.alloc_zeros::<u32>(len + len / 2 + 64)?);
+            *slot = Some(gpu.alloc_zeros::<u32>(cap.max(len))?);
             return Ok(true);
         }
         Ok(false)
@@ -528,10 +533,7 @@ impl DeviceMatcher {
         }
         let host = self.seeds_host.as_mut().expect("allocated");
         write_task_words(tasks, &mut host.as_mut_slice()[..len]);
-        if self.seeds.as_ref().map_or(true, |s| s.len() < len) {
-            self.seeds = None;
-            self.seeds = Some(self.gpu.alloc_zeros::<u32>(cap)?);
-        }
+        Self::reserve_to(&self.gpu, &mut self.seeds, len, cap)?;
         let dst = self.seeds.as_ref().expect("reserved");
         let (ptr, rec) = dst.device_ptr(self.gpu.stream());
         self.gpu
