@@ -581,9 +581,7 @@ impl GpuEngine {
         inner.split = SplitPolicy::new(inner.split.light_below);
         inner.resident_use = ResidentUse::new(inner.resident_use.frac);
         if let Some(l) = inner.light.as_mut() {
-            let mut fresh = LightRoute::new(l.light_below);
-            fresh.reprobe = l.reprobe;
-            *l = fresh;
+            l.forget();
         }
         if self.variant == Variant::GcsmPersist {
             // Filled once, with the graph (like the host graph's own copy):

@@ -85,24 +85,28 @@ impl LightRoute {
 
     /// Where the next batch, of `updates` updates, runs.
     pub fn choose(&self, updates: usize) -> Route {
-        let Some(gpu) = self.predicted(updates, Route::Gpu) else {
+        let Some((c, gpu)) = self.class(updates).and_then(|c| Some((c, c.gpu.predict(updates)?))) else {
             return Route::Gpu;
         };
         if gpu >= self.light_below {
             return Route::Gpu;
         }
-        let Some(cpu) = self.predicted(updates, Route::Cpu) else {
+        let Some(cpu) = c.cpu.predict(updates) else {
             return Route::Cpu;
         };
         let preferred = if cpu < gpu { Route::Cpu } else { Route::Gpu };
-        let batches = self.class(updates).map_or(0, |c| c.batches);
-        if self.reprobe > 0 && batches > 0 && batches % self.reprobe == 0 {
+        if self.reprobe > 0 && c.batches > 0 && c.batches % self.reprobe == 0 {
             return match preferred {
                 Route::Cpu => Route::Gpu,
                 Route::Gpu => Route::Cpu,
             };
         }
         preferred
+    }
+
+    /// Forgets every class (a new graph or query).
+    pub fn forget(&mut self) {
+        self.classes = BySizeClass::default();
     }
 
     /// Records a batch of `updates` updates matched on `route` in `seconds`.
