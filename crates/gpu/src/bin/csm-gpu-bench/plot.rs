@@ -39,13 +39,11 @@ pub fn medians(samples: impl IntoIterator<Item = Sample>) -> Vec<Point> {
     let mut out = Vec::new();
     for (q, e) in order {
         for ((_, _, size), v) in by.range((q.clone(), e.clone(), 0)..=(q.clone(), e.clone(), usize::MAX)) {
-            let mut v = v.clone();
-            v.sort_by(f64::total_cmp);
             out.push(Point {
                 size: *size,
                 query: q.clone(),
                 engine: e.clone(),
-                seconds: v[v.len() / 2],
+                seconds: super::median(v.clone()),
             });
         }
     }
