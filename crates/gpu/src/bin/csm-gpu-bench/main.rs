@@ -200,51 +200,6 @@ use serde_json::{json, Value};
 const ZC_SEQ_GBPS: f64 = 51.0;
 const ZC_RAND_GBPS: f64 = 14.2;
 
-struct Args {
-    edges: usize,
-    scale: Option<u32>,
-    labels: u32,
-    sizes: Vec<usize>,
-    batches: usize,
-    queries: Vec<String>,
-    variants: Vec<String>,
-    vsgm_max_batch: usize,
-    budget_frac: f64,
-    /// Share of the budget `gcsm-persist-hot` gives its hot lists (match v12).
-    hot_frac: f64,
-    threads: usize,
-    deadline_s: f64,
-    out: PathBuf,
-    seed: u64,
-    walk_cap: u64,
-    walk_total: u64,
-    fe_frac: f64,
-    stage_words: u32,
-    window_min: u32,
-    window_max: u32,
-    defer_min: u32,
-    /// `MatcherConfig::defer_wanted` (match v11; 0: `defer_min` everywhere).
-    defer_wanted: u32,
-    /// `WalkSelector::skip_below` in ms (`None`: the selector's default).
-    skip_ms: Option<f64>,
-    rmat: (f64, f64, f64),
-    limit_s: f64,
-    /// Refresh the resident caches after the host graph's mirror sync
-    /// (match v7) instead of right after staging (match v8).
-    refresh_late: bool,
-    /// One graph per query, with only the edges of its label triples.
-    split: bool,
-    /// Pause (ms) between a row's CPU engines and its GPU engines: tells a
-    /// transient left by the CPU run (its pool's threads still spinning)
-    /// from a cost of the GPU engine's place in the order.
-    settle_ms: f64,
-    /// Before a row's GPU engines, one empty launch, waited for and logged
-    /// as engine `wake` in the CSV (not in the tables).
-    wake: bool,
-    /// Draw `bench.svg` with the other outputs.
-    plot: bool,
-}
-
 fn parse_num(s: &str) -> Result<f64, String> {
     let (num, mul) = match s.chars().last() {
         Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
@@ -267,7 +222,7 @@ fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
     rest[..end].parse().ok()
 }
 
-/// Command line (clap); [`Cli::into_args`] checks it and gives [`Args`].
+/// Command line (clap); [`Args::check`] checks what clap cannot.
 #[derive(Parser, Debug)]
 #[command(
     name = "csm-gpu-bench",
@@ -280,21 +235,21 @@ fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
                   -deferN, -wantN, -sliceN, -dsN, -roundsN, -drainN, -useN, gcsm-skipN, gcsm-coldN \
                   (the module documentation says what each does). Numbers take k, M and G suffixes."
 )]
-struct Cli {
+struct Args {
     /// Undirected edges of the generated graph.
-    #[arg(long, default_value = "500M", value_parser = count)]
+    #[arg(long, default_value = "500M", value_parser = count::<usize>)]
     edges: usize,
     /// log2 of the vertex count (default: from --edges).
-    #[arg(long, value_parser = count)]
-    scale: Option<usize>,
+    #[arg(long, value_parser = count::<u32>)]
+    scale: Option<u32>,
     /// Vertex labels, assigned uniformly.
-    #[arg(long, default_value_t = 8, value_parser = count)]
-    labels: usize,
+    #[arg(long, default_value_t = 8, value_parser = count::<u32>)]
+    labels: u32,
     /// Batch sizes (updates).
-    #[arg(long, value_delimiter = ',', default_value = "64,1024,8192", value_parser = count)]
+    #[arg(long, value_delimiter = ',', default_value = "64,1024,8192", value_parser = count::<usize>)]
     sizes: Vec<usize>,
     /// Batches per size.
-    #[arg(long, default_value_t = 5, value_parser = count)]
+    #[arg(long, default_value_t = 5, value_parser = count::<usize>)]
     batches: usize,
     /// Queries (standard query names).
     #[arg(
@@ -314,7 +269,7 @@ struct Cli {
     )]
     variants: Vec<String>,
     /// Largest batch vsgm runs on.
-    #[arg(long, default_value_t = 64, value_parser = count)]
+    #[arg(long, default_value_t = 64, value_parser = count::<usize>)]
     vsgm_max_batch: usize,
     /// Cache budget as a fraction of the graph's bytes.
     #[arg(long, default_value_t = 0.05, value_parser = number)]
@@ -323,7 +278,7 @@ struct Cli {
     #[arg(long, default_value_t = csm_gpu::hot::HOT_FRAC, value_parser = number)]
     hot_frac: f64,
     /// Threads of the CPU engines.
-    #[arg(long, default_value_t = 16, value_parser = count)]
+    #[arg(long, default_value_t = 16, value_parser = count::<usize>)]
     threads: usize,
     /// Stop starting rows after this many seconds.
     #[arg(long, default_value_t = 420.0, value_parser = number)]
@@ -331,33 +286,36 @@ struct Cli {
     /// Output folder (default: $OUT, else the current folder).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// `--out`, else $OUT, else `.` (set by [`Args::check`]).
+    #[arg(skip)]
+    out_dir: PathBuf,
     /// Seed of the graph and stream.
-    #[arg(long, default_value_t = 2024, value_parser = count)]
-    seed: usize,
+    #[arg(long, default_value_t = 2024, value_parser = count::<u64>)]
+    seed: u64,
     /// gcsm-sampler's walks per root; gcsm's walks per seed at most.
-    #[arg(long, default_value_t = 64, value_parser = count)]
-    walk_cap: usize,
+    #[arg(long, default_value_t = 64, value_parser = count::<u64>)]
+    walk_cap: u64,
     /// gcsm's walks per batch at most (0: no cap).
-    #[arg(long, default_value_t = 1 << 15, value_parser = count)]
-    walk_total: usize,
+    #[arg(long, default_value_t = 1 << 15, value_parser = count::<u64>)]
+    walk_total: u64,
     /// gcsm's estimate and copy, each, at most this fraction of the predicted kernel time (0: off).
     #[arg(long, default_value_t = 0.05, value_parser = number)]
     fe_frac: f64,
     /// Words of a warp's staging area per level.
-    #[arg(long, default_value_t = MatcherConfig::default().stage_words as usize, value_parser = count)]
-    stage_words: usize,
+    #[arg(long, default_value_t = MatcherConfig::default().stage_words, value_parser = count::<u32>)]
+    stage_words: u32,
     /// Host lists with an old part this long are searched through windows (0: none).
-    #[arg(long, default_value_t = MatcherConfig::default().window_min as usize, value_parser = count)]
-    window_min: usize,
+    #[arg(long, default_value_t = MatcherConfig::default().window_min, value_parser = count::<u32>)]
+    window_min: u32,
     /// Largest window (words).
-    #[arg(long, default_value_t = MatcherConfig::default().window_max as usize, value_parser = count)]
-    window_max: usize,
+    #[arg(long, default_value_t = MatcherConfig::default().window_max, value_parser = count::<u32>)]
+    window_max: u32,
     /// Defer nodes whose iterated list has at least this many elements.
-    #[arg(long, default_value_t = MatcherConfig::default().defer_min as usize, value_parser = count)]
-    defer_min: usize,
+    #[arg(long, default_value_t = MatcherConfig::default().defer_min, value_parser = count::<u32>)]
+    defer_min: u32,
     /// Defer a level's node from this many candidates of its label (match v11; 0: --defer-min everywhere).
-    #[arg(long, default_value_t = MatcherConfig::default().defer_wanted as usize, value_parser = count)]
-    defer_wanted: usize,
+    #[arg(long, default_value_t = MatcherConfig::default().defer_wanted, value_parser = count::<u32>)]
+    defer_wanted: u32,
     /// gcsm skips estimate and copy below this predicted kernel time (ms; default: the selector's).
     #[arg(long, value_parser = number)]
     skip_ms: Option<f64>,
@@ -393,13 +351,13 @@ fn number(s: &str) -> Result<f64, String> {
     parse_num(s)
 }
 
-/// A whole number with an optional k / M / G suffix.
-fn count(s: &str) -> Result<usize, String> {
+/// A whole number with an optional k / M / G suffix, of type `T`.
+fn count<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
     let x = parse_num(s)?;
-    if x < 0.0 || x.fract() != 0.0 || x > usize::MAX as f64 {
+    if x < 0.0 || x.fract() != 0.0 || x > u64::MAX as f64 {
         return Err(format!("`{s}` is not a whole number"));
     }
-    Ok(x as usize)
+    T::try_from(x as u64).map_err(|_| format!("`{s}` is too large"))
 }
 
 fn rmat_probabilities(s: &str) -> Result<(f64, f64, f64), String> {
@@ -413,47 +371,16 @@ fn rmat_probabilities(s: &str) -> Result<(f64, f64, f64), String> {
     Ok((p[0], p[1], p[2]))
 }
 
-impl Cli {
-    fn into_args(self) -> Result<Args, String> {
-        let narrow = |name: &str, x: usize| u32::try_from(x).map_err(|_| format!("--{name} {x} is too large"));
+impl Args {
+    /// Checks what clap cannot and resolves the output folder.
+    fn check(mut self) -> Result<Args, String> {
         if self.labels == 0 || self.batches == 0 || self.sizes.is_empty() || self.sizes.contains(&0) {
             return Err("labels, batches and sizes must be positive".into());
         }
-        Ok(Args {
-            edges: self.edges,
-            scale: self.scale.map(|s| narrow("scale", s)).transpose()?,
-            labels: narrow("labels", self.labels)?,
-            sizes: self.sizes,
-            batches: self.batches,
-            queries: self.queries,
-            variants: self.variants,
-            vsgm_max_batch: self.vsgm_max_batch,
-            budget_frac: self.budget_frac,
-            hot_frac: self.hot_frac,
-            threads: self.threads,
-            deadline_s: self.deadline_s,
-            out: self
-                .out
-                .or_else(|| std::env::var_os("OUT").map(PathBuf::from))
-                .unwrap_or_else(|| ".".into()),
-            seed: self.seed as u64,
-            walk_cap: self.walk_cap as u64,
-            walk_total: self.walk_total as u64,
-            fe_frac: self.fe_frac,
-            stage_words: narrow("stage-words", self.stage_words)?,
-            window_min: narrow("window-min", self.window_min)?,
-            window_max: narrow("window-max", self.window_max)?,
-            defer_min: narrow("defer-min", self.defer_min)?,
-            defer_wanted: narrow("defer-wanted", self.defer_wanted)?,
-            skip_ms: self.skip_ms,
-            rmat: self.rmat,
-            limit_s: self.limit_s,
-            refresh_late: self.refresh_late,
-            split: self.split,
-            settle_ms: self.settle_ms,
-            wake: self.wake,
-            plot: !self.no_plot,
-        })
+        self.out_dir = (self.out.clone())
+            .or_else(|| std::env::var_os("OUT").map(PathBuf::from))
+            .unwrap_or_else(|| ".".into());
+        Ok(self)
     }
 }
 
@@ -1035,7 +962,7 @@ struct GpuSide<'m> {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Args::parse();
     if let Some(csv) = cli.plot_from.clone() {
         let out = cli
             .out
@@ -1048,7 +975,7 @@ fn main() {
         }
         return;
     }
-    let args = match cli.into_args() {
+    let args = match cli.check() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("csm-gpu-bench: {e}");
@@ -1212,7 +1139,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn write(&self) {
-        write_outputs(&self.a.out, &self.setup, &self.rows, &self.engines, self.a.plot);
+        write_outputs(&self.a.out_dir, &self.setup, &self.rows, &self.engines, !self.a.no_plot);
     }
 
     /// Writes the final outputs and prints the summary; an error when a GPU
@@ -1866,7 +1793,7 @@ impl Run<'_> {
                     }
                     println!("{line}");
                     put_setup(&mut self.setup, key, &gsetup);
-                    write_outputs(&a.out, &self.setup, &self.rows, &self.engines, a.plot);
+                    write_outputs(&a.out_dir, &self.setup, &self.rows, &self.engines, !a.no_plot);
                 }
                 if let Some(s) = gpu_side.as_ref() {
                     for (name, c) in &s.resident {
@@ -1921,7 +1848,7 @@ impl Run<'_> {
                     ),
                 );
                 put_setup(&mut self.setup, key, &gsetup);
-                write_outputs(&a.out, &self.setup, &self.rows, &self.engines, a.plot);
+                write_outputs(&a.out_dir, &self.setup, &self.rows, &self.engines, !a.no_plot);
                 if stopped.is_some() {
                     break 'sizes;
                 }
@@ -2244,7 +2171,7 @@ fn cpu_count(
 
 #[cfg(test)]
 mod tests {
-    use super::{mean_ratios, suffix_num, Cli, MatcherConfig, MeanRatio, PathBuf, Row};
+    use super::{mean_ratios, suffix_num, Args, MatcherConfig, MeanRatio, PathBuf, Row};
     use clap::Parser;
 
     fn row(size: usize, query: &str, engine: &str, seconds: f64) -> Row {
@@ -2309,8 +2236,8 @@ mod tests {
     #[test]
     fn command_line_reads_suffixed_numbers_lists_and_defaults() {
         use clap::CommandFactory;
-        Cli::command().debug_assert();
-        let a = Cli::try_parse_from([
+        Args::command().debug_assert();
+        let a = Args::try_parse_from([
             "csm-gpu-bench",
             "--edges",
             "2M",
@@ -2325,23 +2252,23 @@ mod tests {
             "/tmp/x",
         ])
         .expect("valid")
-        .into_args()
+        .check()
         .expect("checked");
         assert_eq!(a.edges, 2_000_000);
         assert_eq!(a.sizes, [64, 1000]);
         assert_eq!(a.variants, ["cpu-engine", "zp", "gcsm-persist"]);
         assert_eq!(a.rmat, (0.45, 0.22, 0.22));
         assert!(a.split && !a.wake);
-        assert_eq!(a.out, PathBuf::from("/tmp/x"));
+        assert_eq!(a.out_dir, PathBuf::from("/tmp/x"));
         assert_eq!(a.labels, 8);
         assert_eq!(a.defer_wanted, MatcherConfig::default().defer_wanted);
         // bad input is refused with the option named
         for bad in [["--rmat", "0.6,0.3,0.3"], ["--edges", "1.5"], ["--sizes", "64,x"]] {
-            let e = Cli::try_parse_from(["csm-gpu-bench", bad[0], bad[1]]).expect_err(bad[1]);
+            let e = Args::try_parse_from(["csm-gpu-bench", bad[0], bad[1]]).expect_err(bad[1]);
             assert!(e.to_string().contains(bad[0]), "{e}");
         }
-        let zero = Cli::try_parse_from(["csm-gpu-bench", "--sizes", "0"]).expect("parses");
-        assert!(zero.into_args().is_err());
+        let zero = Args::try_parse_from(["csm-gpu-bench", "--sizes", "0"]).expect("parses");
+        assert!(zero.check().is_err());
     }
 
     #[test]
