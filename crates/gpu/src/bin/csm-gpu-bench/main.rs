@@ -1793,7 +1793,7 @@ impl Run<'_> {
                     }
                     println!("{line}");
                     put_setup(&mut self.setup, key, &gsetup);
-                    write_outputs(&a.out_dir, &self.setup, &self.rows, &self.engines, !a.no_plot);
+                    self.write();
                 }
                 if let Some(s) = gpu_side.as_ref() {
                     for (name, c) in &s.resident {
@@ -1848,7 +1848,7 @@ impl Run<'_> {
                     ),
                 );
                 put_setup(&mut self.setup, key, &gsetup);
-                write_outputs(&a.out_dir, &self.setup, &self.rows, &self.engines, !a.no_plot);
+                self.write();
                 if stopped.is_some() {
                     break 'sizes;
                 }
