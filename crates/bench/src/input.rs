@@ -545,6 +545,15 @@ pub struct EngineArgs {
     /// each batch ran.
     #[arg(long, value_name = "MS")]
     pub gpu_light_on_cpu: Option<f64>,
+    /// For `--variant gcsm-persist`: the share of the cache budget given to
+    /// the resident lists' slots (0 to 1; default 0.97), the rest being
+    /// room for lists that outgrow their slot.
+    #[arg(long, value_name = "F")]
+    pub gpu_resident_fill: Option<f64>,
+    /// For `--variant gcsm-persist`: each resident list's slot holds
+    /// `len + len / D + 8` entries (default 32; 0: `len + 8`).
+    #[arg(long, value_name = "D")]
+    pub gpu_resident_slack: Option<usize>,
     /// Static counts of the cpu engine filter whole neighbour lists by label
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
@@ -615,8 +624,19 @@ impl EngineArgs {
             }
             other => other.map(|ms| ms / 1e3),
         };
+        let fill = match self.gpu_resident_fill {
+            Some(f) if !(f > 0.0 && f <= 1.0) => bail!("--gpu-resident-fill must be in (0, 1], got {f}"),
+            other => other.unwrap_or(csm_gpu::resident::ResidentCache::FILL),
+        };
+        let slack = csm_gpu::resident::Slack {
+            div: self
+                .gpu_resident_slack
+                .unwrap_or(csm_gpu::resident::Slack::default().div),
+            ..Default::default()
+        };
         let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?
-            .with_light_on_cpu(light);
+            .with_light_on_cpu(light)
+            .with_resident_layout(fill, slack);
         Ok(if self.whole_graph { e.without_edge_filter() } else { e })
     }
 

@@ -1175,11 +1175,11 @@ fn gpu_kernel_settings_are_checked_before_the_device() {
 }
 
 #[test]
-fn gpu_light_on_cpu_is_checked_before_the_device() {
+fn gpu_flags_are_checked_before_the_device() {
     let dir = tempfile::tempdir().unwrap();
     let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
     let (g0, s) = gen_stream(dir.path(), &g, "0.1", "3", "s.stream");
-    let run = |ms: &str| {
+    let run = |flag: &str, value: &str| {
         Command::new(CSM)
             .args([
                 "stream",
@@ -1193,21 +1193,28 @@ fn gpu_light_on_cpu_is_checked_before_the_device() {
                 "7",
                 "--engine",
                 "gpu",
-                &format!("--gpu-light-on-cpu={ms}"),
+                "--variant",
+                "gcsm-persist",
+                &format!("{flag}={value}"),
             ])
             .env("CSM_GPU_DISABLE", "1")
             .output()
             .expect("run csm")
     };
-    for bad in ["0", "-1", "nan"] {
-        let out = run(bad);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+    for (flag, bad, good) in [
+        ("--gpu-light-on-cpu", ["0", "-1", "nan"], "1"),
+        ("--gpu-resident-fill", ["0", "1.5", "nan"], "0.9"),
+    ] {
+        for bad in bad {
+            let out = run(flag, bad);
+            assert_eq!(out.status.code(), Some(1), "{flag} {bad}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(flag), "{bad}: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        let out = run(flag, good);
+        assert_eq!(out.status.code(), Some(1));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--gpu-light-on-cpu"), "{bad}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains("GPU engines are unavailable"), "{flag} {good}: {err}");
     }
-    let out = run("1");
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("GPU engines are unavailable"), "{err}");
 }

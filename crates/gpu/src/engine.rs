@@ -35,7 +35,7 @@ use crate::host_graph::{HostGraph, HostMemory};
 use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy};
-use crate::resident::{ResidentCache, ResidentLoad, ResidentUse};
+use crate::resident::{ResidentCache, ResidentLoad, ResidentUse, Slack};
 use crate::route::{LightRoute, Route};
 use crate::shares::{encode_shares, LabelShares};
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
@@ -396,6 +396,9 @@ pub struct GpuEngine {
     resident_bypass: bool,
     /// Share of the budget for the batch's hot lists (match v12).
     hot_frac: f64,
+    /// The resident cache's fill and slack ([`ResidentCache::build_with`]);
+    /// set by [`GpuEngine::with_resident_layout`].
+    resident_layout: (f64, Slack),
     /// Whether continuous matching keeps the edges the query cannot use
     /// out of the host graph ([`EdgesApart`], as the CPU engine does;
     /// default true), and those edges when it does.
@@ -436,6 +439,7 @@ impl GpuEngine {
             resident_commit: true,
             resident_bypass: true,
             hot_frac: 0.0,
+            resident_layout: (ResidentCache::FILL, Slack::default()),
             edge_filter: true,
             apart: None,
             gpu,
@@ -484,6 +488,16 @@ impl GpuEngine {
     /// [`crate::hot::HOT_FRAC`]). Takes effect at the next `init`.
     pub fn with_hot_frac(mut self, frac: f64) -> Self {
         self.hot_frac = frac.clamp(0.0, 1.0);
+        self
+    }
+
+    /// The resident cache's (`GcsmPersist`) share of the budget for its
+    /// slots and the slack each gets (default [`ResidentCache::FILL`] and
+    /// [`Slack::default`]). A cache whose growing lists had to be evicted
+    /// is built again after a commit ([`ResidentCache::renew`]; the batch
+    /// reports `resident_renew_seconds`).
+    pub fn with_resident_layout(mut self, fill: f64, slack: Slack) -> Self {
+        self.resident_layout = (fill, slack);
         self
     }
 
@@ -594,7 +608,9 @@ impl GpuEngine {
             } else {
                 None
             };
-            let (mut c, load) = ResidentCache::build(&self.gpu, &graph, &ranked, resident_bytes).map_err(gpu_err)?;
+            let (fill, slack) = self.resident_layout;
+            let (mut c, load) =
+                ResidentCache::build_with(&self.gpu, &graph, &ranked, resident_bytes, fill, slack).map_err(gpu_err)?;
             c.set_serial_below(self.resident_refresh.0);
             c.tracked_launches = self.resident_refresh.1;
             inner.resident_fill = Some((load.seconds, load.bytes));
@@ -911,6 +927,15 @@ impl GpuEngine {
         let t_sync = Instant::now();
         st.host.sync(&st.graph, &changed).map_err(gpu_err)?;
         let sync2 = t_sync.elapsed().as_secs_f64();
+        // Match v16: a resident cache whose growing lists were evicted is
+        // ranked and filled again, from the committed graph (part of the
+        // update, like the commit).
+        let mut renew_load = None;
+        if let Some(old) = resident.take_if(|c| c.worn_out()) {
+            let (c, l) = old.renew(&self.gpu, &st.graph).map_err(gpu_err)?;
+            *resident = Some(c);
+            renew_load = Some(l);
+        }
         let mut extra: Map<String, Value> = Map::new();
         extra.insert("variant".into(), json!(variant.name()));
         if light.is_some() {
@@ -940,6 +965,9 @@ impl GpuEngine {
             extra.insert("hot_lists".into(), json!(hl.lists));
             extra.insert("hot_bytes".into(), json!(hl.bytes));
             extra.insert("hot_seconds".into(), json!(hl.seconds));
+        }
+        if let Some(l) = renew_load {
+            extra.insert("resident_renew_seconds".into(), json!(l.seconds));
         }
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));

@@ -438,6 +438,45 @@ fn resident_cache_matches_cpu_over_many_batches() {
     }
 }
 
+/// Match v16: on an insertion-only stream the hub lists outgrow their
+/// slots; with no tail (and no slack) they are evicted, the cache wears out
+/// and is built again after a commit. Counts equal the CPU's on every
+/// batch, before and after each renewal, and renewals happen; with the
+/// default layout the same stream matches too.
+#[test]
+fn a_worn_resident_cache_is_renewed_and_matches_cpu() {
+    let g = rmat_graph(11, 20_000, 2, None, 95);
+    let q = query("house", &[0, 1]);
+    let (g0, batches) = stream_of(&g, 256, 12, 1.0, 96);
+    let want = cpu_results(&g0, &q, &batches);
+    assert!(want.iter().any(|&(p, _)| p > 0), "vacuous");
+    let tight = csm_gpu::resident::Slack { div: 0, min: 0 };
+    for (fill, slack, renews) in [
+        (1.0, tight, true),
+        (0.95, csm_gpu::resident::Slack { div: 0, min: 2 }, true),
+        (csm_gpu::resident::ResidentCache::FILL, Default::default(), false),
+    ] {
+        let Some(e) = engine_or_skip(Variant::GcsmPersist, Budget::Fraction(0.3)) else {
+            return;
+        };
+        let mut e = e
+            .without_edge_filter()
+            .with_resident_layout(fill, slack)
+            .with_resident_use(0.0);
+        let what = format!("persist, fill {fill}, slack {slack:?}");
+        let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
+        let renewed = r
+            .iter()
+            .filter(|x| x.extra.contains_key("resident_renew_seconds"))
+            .count();
+        if renews {
+            assert!(renewed > 0, "{what}: never renewed");
+        }
+        let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
+        assert!(cached > 0, "{what}: nothing cached");
+    }
+}
+
 /// Match v12: the resident cache's engine copies the batch's changed lists
 /// that its resident set does not serve to device memory before the kernel.
 /// Counts equal the CPU's with and without those hot lists (edge labels

@@ -39,7 +39,18 @@ pub fn er_graph(n: usize, edges: usize, labels: u32, elabels: Option<u32>, seed:
 
 /// `(G_0, batches)`: a stream of `batches * batch` mixed updates cut into batches.
 pub fn stream(g: &GraphData, batch: usize, batches: usize, seed: u64) -> (GraphData, Vec<Vec<LocatedUpdate>>) {
-    let (g0, ups) = make_stream(g, StreamAmount::Count(batch * batches), 0.5, seed);
+    stream_of(g, batch, batches, 0.5, seed)
+}
+
+/// [`stream`] whose updates are insertions with probability `insert_prob`.
+pub fn stream_of(
+    g: &GraphData,
+    batch: usize,
+    batches: usize,
+    insert_prob: f64,
+    seed: u64,
+) -> (GraphData, Vec<Vec<LocatedUpdate>>) {
+    let (g0, ups) = make_stream(g, StreamAmount::Count(batch * batches), insert_prob, seed);
     let b = ups.chunks(batch).map(|c| c.to_vec()).collect();
     (g0, b)
 }
