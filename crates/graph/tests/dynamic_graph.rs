@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use csm_graph::view::MARK;
 use csm_graph::{
     CsrGraph, DynamicGraph, Edge, ErrorKind, GraphData, GraphView, LocatedUpdate, Strictness, Update, Version, ABSENT,
 };
@@ -42,6 +43,24 @@ fn model_list(edges: &BTreeMap<(u32, u32), u32>, v: u32) -> Vec<(u32, u32)> {
     out
 }
 
+/// `pending_marks` names, for both endpoints of every deleted edge, the
+/// marked entry of the endpoint's old part that holds the other endpoint,
+/// and nothing else.
+fn check_marks(g: &DynamicGraph, deleted: &[Edge]) -> Result<(), TestCaseError> {
+    let mut want: Vec<(u32, u32)> = deleted.iter().flat_map(|e| [(e.u, e.v), (e.v, e.u)]).collect();
+    let mut got: Vec<(u32, u32)> = Vec::new();
+    for &(v, q) in g.pending_marks() {
+        let base = g.nbrs(v, Version::New).base;
+        prop_assert!((q as usize) < base.len(), "mark {q} of {v} past its old part");
+        prop_assert!(base[q as usize] & MARK != 0, "entry {q} of {v} is not marked");
+        got.push((v, base[q as usize] & !MARK));
+    }
+    want.sort_unstable();
+    got.sort_unstable();
+    prop_assert_eq!(got, want);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
 
@@ -77,6 +96,7 @@ proptest! {
                 }
             }
             let delta = g.stage(&batch, "t", Strictness::Strict).unwrap().clone();
+            check_marks(&g, &delta.deleted)?;
             let common: BTreeMap<(u32, u32), u32> = old.iter().filter(|(k, l)| cur.get(k) == Some(l)).map(|(k, l)| (*k, *l)).collect();
             for v in 0..n {
                 prop_assert_eq!(list(&g, v, Version::Old), model_list(&old, v));
@@ -92,6 +112,7 @@ proptest! {
             prop_assert_eq!(delta.inserted.iter().copied().collect::<BTreeSet<_>>(), ins);
             prop_assert_eq!(delta.deleted.iter().copied().collect::<BTreeSet<_>>(), del);
             g.commit();
+            prop_assert!(g.pending_marks().is_empty());
             for v in 0..n {
                 prop_assert_eq!(list(&g, v, Version::New), model_list(&cur, v));
                 prop_assert_eq!(list(&g, v, Version::Old), model_list(&cur, v));
@@ -488,6 +509,7 @@ proptest! {
                 .map(|&(u, v)| Edge::new(u, v, old[&(u, v)])).collect();
             prop_assert_eq!(&delta.inserted, &ins);
             prop_assert_eq!(&delta.deleted, &del);
+            check_marks(&g, &delta.deleted)?;
             let common: BTreeMap<(u32, u32), u32> =
                 old.iter().filter(|(k, l)| cur.get(k) == Some(l)).map(|(k, l)| (*k, *l)).collect();
             for v in 0..n {

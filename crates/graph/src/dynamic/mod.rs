@@ -123,6 +123,8 @@ struct Pending {
     touched: Vec<VertexId>,
     /// Per touched vertex: its old (pre-batch) part.
     old: OldParts,
+    /// Where the batch marked its deletions (see [`DynamicGraph::pending_marks`]).
+    marks: Vec<(VertexId, u32)>,
     delta: BatchDelta,
     /// Vertex slots before staging (abort truncates back to it).
     slots_before: usize,
@@ -254,6 +256,15 @@ impl DynamicGraph {
     /// The staged batch's net effect, if one is pending.
     pub fn pending_delta(&self) -> Option<&BatchDelta> {
         self.pending.as_ref().map(|p| &p.delta)
+    }
+
+    /// Where the pending batch marked its deletions: `(v, q)` says that
+    /// entry `q` of `v`'s old part (`nbrs(v, Version::New).base[q]`) carries
+    /// [`MARK`]; two per deleted edge, one per endpoint, in no particular
+    /// order. A device copy of a list can take its marks from here instead
+    /// of searching the list again (the resident cache of csm-gpu does).
+    pub fn pending_marks(&self) -> &[(VertexId, u32)] {
+        self.pending.as_ref().map_or(&[], |p| &p.marks)
     }
 
     /// Vertices whose lists the pending batch changed.
@@ -721,11 +732,15 @@ impl DynamicGraph {
                 }
             })
         }
-        for (a, at) in self.deletion_slots(&delta.deleted, delta.changes()) {
+        let slots = self.deletion_slots(&delta.deleted, delta.changes());
+        let mut marks = Vec::with_capacity(slots.len());
+        for (a, at) in slots {
             self.ids[at] |= MARK;
+            let q = (at - self.off[a as usize] as usize) as u32;
+            marks.push((a, q));
             let part = touch(self, &mut old, &mut touched, a);
             part.marked += 1;
-            part.first_mark = part.first_mark.min((at - self.off[a as usize] as usize) as u32);
+            part.first_mark = part.first_mark.min(q);
         }
         for e in &delta.inserted {
             for (a, b) in [(e.u, e.v), (e.v, e.u)] {
@@ -738,6 +753,7 @@ impl DynamicGraph {
         self.pending = Some(Pending {
             touched,
             old,
+            marks,
             delta: std::mem::take(delta),
             slots_before,
         });
