@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use csm_gpu::cache::top_degree;
-use csm_gpu::resident::{ResidentLayout, Slack};
+use csm_gpu::resident::{ResidentCache, ResidentLayout, Slack};
 use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount};
 use csm_graph::{DynamicGraph, Strictness};
 
@@ -34,8 +34,13 @@ fn main() {
     let bytes = 4 * edges * 2;
     let ranked = top_degree(&graph, 1 << 20);
     let t = Instant::now();
-    let (mut layout, patch) =
-        ResidentLayout::build(&graph, &ranked, (bytes as f64 * frac) as usize, 0.9, Slack::default());
+    let (mut layout, patch) = ResidentLayout::build(
+        &graph,
+        &ranked,
+        (bytes as f64 * frac) as usize,
+        ResidentCache::FILL,
+        Slack::default(),
+    );
     // RESIDENT_SERIAL_BELOW=n: ResidentLayout::serial_below (match v8).
     if let Some(n) = std::env::var("RESIDENT_SERIAL_BELOW").ok().and_then(|s| s.parse().ok()) {
         layout.serial_below = n;
@@ -54,7 +59,7 @@ fn main() {
             graph.stage(&stream[off..off + size], "s", Strictness::Strict).unwrap();
             off += size;
             let changed = csm_gpu::engine::changed_vertices(&graph);
-            let deleted = graph.pending_delta().unwrap().deleted.clone();
+            let marks = graph.pending_marks().to_vec();
             // RESIDENT_REPEAT=n: time n refreshes of clones of the layout
             // (a steadier figure, and samples for a profiler).
             let repeat: usize = std::env::var("RESIDENT_REPEAT")
@@ -65,7 +70,7 @@ fn main() {
                 let mut clones = vec![layout.clone(); repeat];
                 let t = Instant::now();
                 for c in clones.iter_mut() {
-                    std::hint::black_box(c.refresh_with(&graph, &changed, Some(&deleted)));
+                    std::hint::black_box(c.refresh_with(&graph, &changed, Some(&marks)));
                 }
                 println!(
                     "  {repeat} repeats: {:.3} ms each",
@@ -73,7 +78,7 @@ fn main() {
                 );
             }
             let t = Instant::now();
-            let p = layout.refresh_with(&graph, &changed, Some(&deleted));
+            let p = layout.refresh_with(&graph, &changed, Some(&marks));
             let t_ref = t.elapsed().as_secs_f64();
             let t = Instant::now();
             let mut buf = vec![0u32; p.packed_words()];

@@ -753,8 +753,8 @@ impl GpuEngine {
         let use_resident = persist && !on_cpu && resident_use.use_cache(updates);
         let refreshed = use_resident.then(|| match resident.as_mut() {
             Some(c) => {
-                let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
-                c.refresh(matcher.gpu(), &st.graph, &changed, deleted)
+                let marks = st.graph.is_pending().then(|| st.graph.pending_marks());
+                c.refresh(matcher.gpu(), &st.graph, &changed, marks)
             }
             None => Ok(ResidentLoad::default()),
         });
@@ -886,10 +886,10 @@ impl GpuEngine {
         let mut late_refresh = None;
         if persist && !use_resident {
             if let Some(c) = resident.as_mut() {
-                let deleted = st.graph.pending_delta().map(|d| &d.deleted[..]);
+                let marks = st.graph.is_pending().then(|| st.graph.pending_marks());
                 let h = hidden.as_ref().map_or(&[][..], |(_, h)| &h[..]);
                 match c
-                    .refresh_unmasking(matcher.gpu(), &st.graph, &changed, deleted, h)
+                    .refresh_unmasking(matcher.gpu(), &st.graph, &changed, marks, h)
                     .and_then(|l| Ok(l.charged_seconds(c.device_seconds()?)))
                 {
                     Ok(secs) => late_refresh = Some(secs),

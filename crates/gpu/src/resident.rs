@@ -48,7 +48,7 @@
 //! slot map gives vertex `v` in slot `i` the value `2i + 1`. The kernel is
 //! unchanged; `rowidx` is not used (the slot map is always on).
 
-use csm_graph::{Edge, GraphView, Nbrs, Version, VertexId};
+use csm_graph::{GraphView, Nbrs, Version, VertexId};
 use cudarc::driver::{result, CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -497,15 +497,17 @@ impl ResidentLayout {
         self.refresh_with(g, changed, None)
     }
 
-    /// [`Self::refresh`] given the staged batch's deleted edges (the
-    /// entries the graph marked, [`csm_graph::BatchDelta::deleted`]): the
-    /// marks are then found by binary searches instead of scans of the
-    /// changed cached lists.
+    /// [`Self::refresh`] given where the staged batch marked its deletions
+    /// ([`csm_graph::DynamicGraph::pending_marks`]: vertex, position in its
+    /// old part): the cached lists' marks are then taken from there instead
+    /// of scans of the changed cached lists. Before match v16 they were
+    /// binary searches for the deleted edges in the cold cached lists,
+    /// most of the refresh's host time at 8,192 updates.
     pub fn refresh_with<G: GraphView + ?Sized>(
         &mut self,
         g: &G,
         changed: &[VertexId],
-        deleted: Option<&[Edge]>,
+        marks: Option<&[(VertexId, u32)]>,
     ) -> Patch {
         let mut idx = std::mem::take(&mut self.staged);
         // An 8,192-edge batch changes about 16 K vertices: their map lookups
@@ -525,7 +527,7 @@ impl ResidentLayout {
         idx.extend_from_slice(&now);
         idx.sort_unstable();
         idx.dedup();
-        self.update(g, &idx, &now, deleted)
+        self.update(g, &idx, &now, marks)
     }
 
     /// Match v10: the slot-map words that hide from the kernel every cached
@@ -633,7 +635,7 @@ impl ResidentLayout {
         g: &G,
         idx: &[usize],
         now: &[usize],
-        deleted: Option<&[Edge]>,
+        marks: Option<&[(VertexId, u32)]>,
     ) -> Patch {
         let n = g.num_vertices();
         let mut p = Patch::default();
@@ -655,44 +657,15 @@ impl ResidentLayout {
         };
         let nb_of = |i: usize| nbv[idx.binary_search(&i).expect("slot in idx")];
         // Marked positions of the changed cached lists, indexed like `now`:
-        // binary searches for the deleted edges' endpoints, or scans of the
-        // old parts.
-        let marks_of: Vec<Vec<u32>> = match deleted {
-            Some(del) => {
+        // those the graph recorded when it staged the batch (match v16;
+        // `DynamicGraph::pending_marks`), or scans of the old parts.
+        let marks_of: Vec<Vec<u32>> = match marks {
+            Some(at) => {
                 let mut m: Vec<Vec<u32>> = vec![Vec::new(); now.len()];
-                // The search in a (long, cold) cached list: its marked
-                // position of `b`, if any.
-                let find = |i: usize, b: VertexId| {
-                    let base = nb_of(i).base;
-                    let q = base.partition_point(|&x| (x & !MARK) < b);
-                    (q < base.len() && base[q] == b | MARK).then_some(q as u32)
-                };
-                if par {
-                    let mut cand: Vec<(usize, usize, VertexId)> = Vec::new();
-                    for e in del {
-                        for (a, b) in [(e.u, e.v), (e.v, e.u)] {
-                            let Some(i) = self.slot_index(a) else { continue };
-                            let Ok(k) = now.binary_search(&i) else { continue };
-                            cand.push((k, i, b));
-                        }
-                    }
-                    let found: Vec<Option<u32>> =
-                        cand.par_iter().with_min_len(32).map(|&(_, i, b)| find(i, b)).collect();
-                    for (&(k, _, _), q) in cand.iter().zip(found) {
-                        if let Some(q) = q {
-                            m[k].push(q);
-                        }
-                    }
-                } else {
-                    for e in del {
-                        for (a, b) in [(e.u, e.v), (e.v, e.u)] {
-                            let Some(i) = self.slot_index(a) else { continue };
-                            let Ok(k) = now.binary_search(&i) else { continue };
-                            if let Some(q) = find(i, b) {
-                                m[k].push(q);
-                            }
-                        }
-                    }
+                for &(a, q) in at {
+                    let Some(i) = self.slot_index(a) else { continue };
+                    let Ok(k) = now.binary_search(&i) else { continue };
+                    m[k].push(q);
                 }
                 for x in &mut m {
                     x.sort_unstable();
@@ -1339,8 +1312,8 @@ impl ResidentCache {
     }
 
     /// Brings the cached lists in step with the staged graph `g` (see
-    /// [`ResidentLayout::refresh_with`]; `deleted`: the staged batch's
-    /// deleted edges, or None to scan for marks). The device work is queued
+    /// [`ResidentLayout::refresh_with`]; `marks`: where the staged batch
+    /// marked its deletions, or None to scan for them). The device work is queued
     /// on the GPU's stream and not waited for: work queued after it on
     /// that stream (the matching kernel) sees the refreshed lists. Its
     /// device time is [`Self::device_seconds`].
@@ -1349,9 +1322,9 @@ impl ResidentCache {
         gpu: &Gpu,
         g: &G,
         changed: &[VertexId],
-        deleted: Option<&[Edge]>,
+        marks: Option<&[(VertexId, u32)]>,
     ) -> GpuResult<ResidentLoad> {
-        self.refresh_unmasking(gpu, g, changed, deleted, &[])
+        self.refresh_unmasking(gpu, g, changed, marks, &[])
     }
 
     /// Match v10: hides from the kernel the cached lists the staged batch
@@ -1392,11 +1365,11 @@ impl ResidentCache {
         gpu: &Gpu,
         g: &G,
         changed: &[VertexId],
-        deleted: Option<&[Edge]>,
+        marks: Option<&[(VertexId, u32)]>,
         hidden: &[VertexId],
     ) -> GpuResult<ResidentLoad> {
         let t0 = Instant::now();
-        let mut patch = self.layout.refresh_with(g, changed, deleted);
+        let mut patch = self.layout.refresh_with(g, changed, marks);
         // After the refresh's own slot words: the final words, the same
         // value for a vertex that both write.
         patch.slots.extend(self.layout.unmask_words(hidden));
@@ -1681,8 +1654,8 @@ mod tests {
             g.stage(b, "t", Strictness::Strict).unwrap();
             let changed = crate::engine::changed_vertices(&g);
             // Marks from the deleted edges (odd batches) or from scans.
-            let deleted = g.pending_delta().unwrap().deleted.clone();
-            let p = layout.refresh_with(&g, &changed, (i % 2 == 1).then_some(&deleted[..]));
+            let marks = g.pending_marks().to_vec();
+            let p = layout.refresh_with(&g, &changed, (i % 2 == 1).then_some(&marks[..]));
             add(&p);
             assert!(p.lists.iter().all(|&(v, ..)| layout.contains(v)));
             dev.apply(&g, &p);
@@ -1760,8 +1733,8 @@ mod tests {
             for (i, b) in batches.iter().enumerate() {
                 g.stage(b, "t", Strictness::Strict).unwrap();
                 let changed = crate::engine::changed_vertices(&g);
-                let deleted = g.pending_delta().unwrap().deleted.clone();
-                let del = (i % 3 != 2).then_some(&deleted[..]);
+                let marks = g.pending_marks().to_vec();
+                let del = (i % 3 != 2).then_some(&marks[..]);
                 let want = serial.refresh_with(&g, &changed, del);
                 let got = par.refresh_with(&g, &changed, del);
                 assert_eq!(got, want, "el {el}, batch {i}");
@@ -1833,11 +1806,11 @@ mod tests {
                     dev = masked;
                     continue;
                 }
-                let deleted = g.pending_delta().unwrap().deleted.clone();
+                let marks = g.pending_marks().to_vec();
                 let mut plain_layout = layout.clone();
                 let mut plain = dev.clone();
-                plain.apply(&g, &plain_layout.refresh_with(&g, &changed, Some(&deleted)));
-                let mut p = layout.refresh_with(&g, &changed, Some(&deleted));
+                plain.apply(&g, &plain_layout.refresh_with(&g, &changed, Some(&marks)));
+                let mut p = layout.refresh_with(&g, &changed, Some(&marks));
                 p.slots.extend(layout.unmask_words(&hidden));
                 masked.apply(&g, &p);
                 check(&g, &layout, &masked, &format!("{what}, refreshed and shown"));

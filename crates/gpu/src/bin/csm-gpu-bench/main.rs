@@ -1542,8 +1542,8 @@ impl Run<'_> {
                         for k in 0..nres {
                             let ri = (k + b) % nres;
                             let (name, c) = &mut s.resident[ri];
-                            let deleted = graph.pending_delta().map(|d| &d.deleted[..]);
-                            let mut load = c.refresh(&gpu, &graph, &changed, deleted).map_err(|e| e.to_string())?;
+                            let marks = graph.is_pending().then(|| graph.pending_marks());
+                            let mut load = c.refresh(&gpu, &graph, &changed, marks).map_err(|e| e.to_string())?;
                             if let Some(due) = renew_due.get_mut(ri) {
                                 load.seconds += std::mem::take(due);
                             }
