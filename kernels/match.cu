@@ -1,4 +1,4 @@
-// Incremental (and static) subgraph matching kernel (match v14; docs/GPU_NOTES.md).
+// Incremental (and static) subgraph matching kernel (match v17; docs/GPU_NOTES.md).
 //
 // GCSM Sec. V-C: the nested loops of Fig. 2 run on the GPU, STMatch-style:
 //
@@ -52,6 +52,13 @@
 // * match v14: once a launch's tasks have all been taken (the task counter
 //   is past nseeds), nodes are deferred from `defer_drained` candidates
 //   instead of `defer_wanted` (see defer_node).
+// * match v17: the last level's count is cached by its read bindings in a
+//   device hash table shared by every warp of a run (the last-level memo,
+//   see memo_key and the main loop): a node whose lists were counted
+//   before takes the cached count and subtracts the conflicts that fall
+//   inside its candidate set, instead of intersecting the lists again. By
+//   default only for plans that check no vertex label (unlabelled graphs)
+//   and nodes whose iterated list has at least memo_min elements.
 //
 // Compiled at run time by NVRTC (crates/gpu/src/nvrtc.rs); no headers.
 
@@ -91,12 +98,16 @@ typedef unsigned long long u64;
 //     [4 .. 4+MAXR)          reads: pos | version << 8
 //     [4+MAXR .. 4+2*MAXR)   read edge labels (NONE = any)
 //     [4+2*MAXR .. +MAXQ)    conflict positions
+//     [4+2*MAXR+MAXQ]        memo key length (match v17; 0 = not memoised)
 #define PLAN_HEADER 4
-#define LEVEL_WORDS ((4 + 2 * MAXR + MAXQ + 3) & ~3)  // 28 for MAXQ 8, 36 for 16, 68 for 32/15
+#define LEVEL_WORDS ((4 + 2 * MAXR + MAXQ + 1 + 3) & ~3)  // through L_MEMO: 28 for MAXQ 8, 36 for 16, 68 for 32/15
 #define PLAN_WORDS (PLAN_HEADER + MAXQ * LEVEL_WORDS)
 #define L_READS 4
 #define L_ELABELS (4 + MAXR)
 #define L_CONFS (4 + 2 * MAXR)
+#define L_MEMO (L_CONFS + MAXQ)  // a spare word of every build's level block
+#define MEMO_KEY 3               // most bindings in a memo key
+#define MEMO_WORDS 8             // words per memo slot
 
 // One vertex-table entry (24 bytes; crates/gpu/src/host_graph.rs VEntry).
 struct VEntry {
@@ -125,6 +136,12 @@ struct Params {
     u64 defer_wanted;   // match v11: levels with a label share defer from defer_wanted / share elements
     u64 lockstep;       // match v13: a lane's UNR membership searches run in lockstep (0: one after another)
     u64 defer_drained;  // match v14: once the launch's tasks are all taken, defer from this many candidates (0: off)
+    u64 memo;           // match v17: last-level memo table (MEMO_WORDS words a slot); 0 = no memo
+    u64 memo_mask;      // slots - 1 (a power of two)
+    u64 memo_epoch;     // this run's epoch: slots of other epochs are empty
+    u64 memo_min;       // memoise last-level nodes whose iterated list has at least this many elements
+    u64 memo_defer;     // 1: a memo miss defers as any node; 0: only once the launch's tasks are all taken
+    u64 memo_labelled;  // 1: memoise plans that check vertex labels too; 0: only unlabelled ones
 };
 
 // Output slots (u64): see matcher.rs OUT_*.
@@ -137,7 +154,9 @@ struct Params {
 #define OUT_NODES 6
 #define OUT_ABORTED 7
 #define OUT_DEFERRED 8  // tasks deferred by this launch (reset per launch)
-#define OUT_WORDS 9
+#define OUT_MEMO_HITS 9
+#define OUT_MEMO_MISSES 10
+#define OUT_WORDS 11
 
 // Words per task (crates/gpu/src/plan.rs TASK_WORDS): plan, weight, lo, hi,
 // start, then the prefix v0..v6.
@@ -424,8 +443,7 @@ __device__ __forceinline__ bool element_of(const ListRef& S, u32 i, u32 e, u32& 
 // rejection saves the zero-copy probes of the host lists. A long host list
 // is searched through a window (see the header) when that saves round trips.
 __device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane, u32 checkl,
-                             const u32 (&c)[UNR], bool (&ok)[UNR], u32* win, u64& bytes) {
-    const u32 nconf = lv[2];
+                             u32 nconf, const u32 (&c)[UNR], bool (&ok)[UNR], u32* win, u64& bytes) {
 #pragma unroll
     for (u32 j = 0; j < UNR; ++j) {
         if (!ok[j]) continue;
@@ -519,11 +537,10 @@ __device__ void block_accept(const Params& p, const WarpState& ws, const u32* lv
     }
 }
 
-// Resolves the lists of level d for the current prefix, picks the smallest
-// as the iterated one and stages short host lists into the warp's buffer.
-__device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
-                            u32 start, u32* stage, u64& bytes, u64& cache_hits, u64& host_lists,
-                            u64& staged) {
+// Resolves the lists of level d for the current prefix and picks the
+// smallest as the iterated one (ws.sm[d]; its domain size in ws.dom[d]).
+__device__ void resolve_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane, u64& cache_hits,
+                              u64& host_lists) {
     const u32 nr = lv[1];
     if (lane < nr) {
         const u32 rd = lv[L_READS + lane];
@@ -536,6 +553,21 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
         const u32 dk = ws.lists[d][k].dom;
         if (dk < best) { best = dk; sm = k; }
     }
+    __syncwarp();
+    if (lane == 0) {
+        ws.sm[d] = sm;
+        ws.dom[d] = (nr > 0) ? best : 0;
+    }
+    __syncwarp();
+}
+
+// Stages short host lists of the resolved level d into the warp's buffer
+// and resets the level's cursor.
+__device__ void stage_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane, u32 start,
+                            u32* stage, u64& bytes, u64& staged) {
+    const u32 nr = lv[1];
+    const u32 sm = ws.sm[d];
+    const u32 best = ws.dom[d];
     // Stage the other host lists while they fit (coalesced 128-B loads, UNR
     // in flight per lane), unless the area already holds the same list at
     // the same place (a list fixed across siblings is copied once).
@@ -608,14 +640,20 @@ __device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d
     }
     __syncwarp();
     if (lane == 0) {
-        ws.sm[d] = sm;
         ws.used[d] = used;
         ws.pos[d] = 0;
-        ws.dom[d] = (nr > 0) ? best : 0;
         ws.ncand[d] = 0;
         ws.idx[d] = 0;
     }
     __syncwarp();
+}
+
+// resolve_level, then stage_level.
+__device__ void enter_level(const Params& p, WarpState& ws, const u32* lv, u32 d, u32 lane,
+                            u32 start, u32* stage, u64& bytes, u64& cache_hits, u64& host_lists,
+                            u64& staged) {
+    resolve_level(p, ws, lv, d, lane, cache_hits, host_lists);
+    stage_level(p, ws, lv, d, lane, start, stage, bytes, staged);
 }
 
 // Next chunk of level d's candidates into the warp's buffer.
@@ -644,7 +682,7 @@ __device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d,
             c[j] = 0;
             ok[j] = (i < end) && element_of(S, i, e[j], c[j], bytes);
         }
-        block_accept(p, ws, lv, d, lane, checkl, c, ok, win, bytes);
+        block_accept(p, ws, lv, d, lane, checkl, lv[2], c, ok, win, bytes);
 #pragma unroll
         for (u32 j = 0; j < UNR; ++j) {
             const u32 m = __ballot_sync(FULL, ok[j]);
@@ -662,10 +700,13 @@ __device__ void fill_chunk(const Params& p, WarpState& ws, const u32* lv, u32 d,
 }
 
 // Per-lane share of the number of accepted elements at the last level d
-// (from the level's cursor, 0 except for a split first level).
+// (from the level's cursor, 0 except for a split first level), checking
+// the level's conflicts unless `confs` is given (the memo's count): then
+// the count leaves them out, and *confs gets the lane's share of the
+// accepted elements that equal a conflict binding.
 // (Warp-uniform block loop: block_accept works warp-wide.)
 __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane,
-                           u32 checkl, u32* stage, u64& bytes) {
+                           u32 checkl, u32* stage, u64& bytes, u64* confs = 0) {
     const ListRef& S = ws.lists[d][ws.sm[d]];
     const u32 dom = ws.dom[d];
     u32* win = stage + (u64)d * p.stage_words + ws.used[d];
@@ -684,11 +725,104 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
             c[j] = 0;
             ok[j] = (i < dom) && element_of(S, i, e[j], c[j], bytes);
         }
-        block_accept(p, ws, lv, d, lane, checkl, c, ok, win, bytes);
+        block_accept(p, ws, lv, d, lane, checkl, confs ? 0u : lv[2], c, ok, win, bytes);
 #pragma unroll
-        for (u32 j = 0; j < UNR; ++j) cnt += ok[j] ? 1u : 0u;
+        for (u32 j = 0; j < UNR; ++j) {
+            cnt += ok[j] ? 1u : 0u;
+            if (confs && ok[j])
+                for (u32 q = 0; q < lv[2]; ++q) *confs += ws.emb[lv[L_CONFS + q]] == c[j] ? 1u : 0u;
+        }
     }
     return cnt;
+}
+
+// Match v17: the last-level memo. A slot is MEMO_WORDS words: a sequence
+// word (odd while a writer fills the slot), the epoch, the tag (plan and
+// depth), MEMO_KEY key bindings (NONE past the key) and the 64-bit count.
+// Readers check the sequence word before and after reading the rest
+// (a seqlock): a slot read while it was written is a miss, never a torn
+// entry. Collisions evict.
+__device__ __forceinline__ u32 memo_slot(const Params& p, u32 tag, const u32 (&key)[MEMO_KEY]) {
+    u64 h = ((u64)tag << 32 | key[0]) * 0x9E3779B97F4A7C15ull;
+    h ^= ((u64)key[1] << 32 | key[2]) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return (u32)(h >> 32) & (u32)p.memo_mask;
+}
+
+__device__ bool memo_get(const Params& p, u32 at, u32 tag, const u32 (&key)[MEMO_KEY], u64& n) {
+    volatile const u32* s = (volatile const u32*)p.memo + (u64)at * MEMO_WORDS;
+    const u32 q0 = s[0];
+    if (q0 & 1u) return false;
+    __threadfence();
+    const bool same = s[1] == (u32)p.memo_epoch && s[2] == tag && s[3] == key[0] && s[4] == key[1] &&
+                      s[5] == key[2];
+    const u64 c = (u64)s[6] | ((u64)s[7] << 32);
+    __threadfence();
+    if (!same || s[0] != q0) return false;
+    n = c;
+    return true;
+}
+
+__device__ void memo_put(const Params& p, u32 at, u32 tag, const u32 (&key)[MEMO_KEY], u64 n) {
+    u32* w = (u32*)p.memo + (u64)at * MEMO_WORDS;
+    volatile u32* s = w;
+    const u32 q0 = s[0];
+    if ((q0 & 1u) || atomicCAS(w, q0, q0 + 1u) != q0) return;  // another writer has it
+    __threadfence();
+    s[1] = (u32)p.memo_epoch;
+    s[2] = tag;
+    s[3] = key[0];
+    s[4] = key[1];
+    s[5] = key[2];
+    s[6] = (u32)n;
+    s[7] = (u32)(n >> 32);
+    __threadfence();
+    atomicExch(w, q0 + 2u);
+}
+
+// Where the memo keeps the count of level d's lists for the current
+// prefix: the tag (plan and depth), the key (the level's read bindings)
+// and the slot.
+struct MemoKey {
+    u32 tag, at;
+    u32 key[MEMO_KEY];
+};
+
+__device__ __forceinline__ MemoKey memo_key(const Params& p, const WarpState& ws, const u32* lv, u32 plan, u32 d) {
+    MemoKey m;
+    const u32 nkey = lv[L_MEMO];
+#pragma unroll
+    for (u32 k = 0; k < MEMO_KEY; ++k) m.key[k] = k < nkey ? ws.emb[lv[L_READS + k] & 0xffu] : NONE;
+    m.tag = plan << 5 | d;
+    m.at = memo_slot(p, m.tag, m.key);
+    return m;
+}
+
+// Whether the memo holds m's count (warp-uniform; the count in n).
+__device__ bool memo_lookup(const Params& p, const MemoKey& m, u32 lane, u64& n) {
+    u32 hit = 0;
+    if (lane == 0) hit = memo_get(p, m.at, m.tag, m.key, n) ? 1u : 0u;
+    hit = __shfl_sync(FULL, hit, 0);
+    n = __shfl_sync(FULL, n, 0);
+    return hit != 0;
+}
+
+// How many of level d's conflict bindings pass its label and list tests
+// (warp-uniform): each is one candidate of the memoised count that
+// injectivity rules out (the bindings are distinct). One lane a binding;
+// the smallest list first, where most fail.
+__device__ u32 conflicts_in(const Params& p, const WarpState& ws, const u32* lv, u32 d, u32 lane, u32 checkl,
+                            u64& bytes) {
+    bool in = false;
+    if (lane < lv[2]) {
+        const u32 x = ws.emb[lv[L_CONFS + lane]];
+        const u32 sm = ws.sm[d];
+        in = (!checkl || __ldg((const u32*)p.vlabels + x) == lv[0]) && member(ws.lists[d][sm], x, bytes);
+        for (u32 k = 0; k < lv[1] && in; ++k)
+            if (k != sm) in = member(ws.lists[d][k], x, bytes);
+    }
+    return __popc(__ballot_sync(FULL, in));
 }
 
 // Defers the node at level d (its prefix is ws.emb[0..d), its lists are
@@ -699,8 +833,10 @@ __device__ u64 count_level(const Params& p, const WarpState& ws, const u32* lv, 
 // Match v11: the threshold is defer_wanted / share elements when the level
 // block carries its label share (word 3, 16.16 fixed point; crates/gpu/src/
 // shares.rs), so that a node is deferred by the candidates its list holds.
+// Match v17: `drained_only` (a memoised last level) defers only by the
+// drained threshold: a node counted by its warp is stored in the memo.
 __device__ bool defer_node(const Params& p, const WarpState& ws, const u32* lv, u32 plan, u32 weight, u32 d,
-                           u32 lane) {
+                           u32 lane, bool drained_only) {
     const u32 dom = ws.dom[d];
     if (!p.defer || d >= TASK_PREFIX + 1) return false;
     const u32 share = lv[3];
@@ -709,7 +845,7 @@ __device__ bool defer_node(const Params& p, const WarpState& ws, const u32* lv, 
         min = ((p.defer_wanted << 16) + share - 1) / share;
         if (min < 32) min = 32;
     }
-    if ((u64)dom < min) {
+    if (drained_only || (u64)dom < min) {
         // Match v14: once every task of the launch has been taken, a warp
         // that finishes has nothing left to do until the launch ends, so
         // nodes are deferred from defer_drained candidates (or the same
@@ -758,6 +894,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
     for (u32 i = lane; i < MAXQ * MAXR; i += 32) (&ws.stv[0][0])[i] = NONE;
     __syncwarp();
     u64 cpos = 0, cneg = 0, bytes = 0, cache_hits = 0, host_lists = 0, staged = 0, nodes = 0;
+    u64 memo_hits = 0, memo_misses = 0;
     const u64 t_start = p.time_limit_ns ? global_ns() : 0;
     bool aborted = false;
     for (;;) {
@@ -843,8 +980,27 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                         __syncwarp();
                         const u32 nd = d + 1;
                         const u32* nlv = P + PLAN_HEADER + nd * LEVEL_WORDS;
-                        enter_level(p, ws, nlv, nd, lane, start, stage, bytes, cache_hits, host_lists,
-                                    staged);
+                        const bool last = nd + 1 == depth;
+                        resolve_level(p, ws, nlv, nd, lane, cache_hits, host_lists);
+                        // Match v17: a memoised last level whose count is
+                        // in the memo needs neither staging nor a count.
+                        const bool memo = last && p.memo && nlv[L_MEMO] && (!checkl || p.memo_labelled) &&
+                                          ws.dom[nd] >= (u32)p.memo_min;
+                        MemoKey mk;
+                        if (memo) {
+                            mk = memo_key(p, ws, nlv, plan, nd);
+                            u64 n;
+                            if (memo_lookup(p, mk, lane, n)) {
+                                const u32 sub = conflicts_in(p, ws, nlv, nd, lane, checkl, bytes);
+                                if (lane == 0) {
+                                    local += n - sub;
+                                    ++memo_hits;
+                                }
+                                ++nodes;
+                                continue;
+                            }
+                        }
+                        stage_level(p, ws, nlv, nd, lane, start, stage, bytes, staged);
                         ++nodes;
                         if (p.time_limit_ns && (nodes & 255u) == 0) {
                             u32 late = 0;
@@ -857,8 +1013,19 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                                 break;
                             }
                         }
-                        if (defer_node(p, ws, nlv, plan, weight, nd, lane)) continue;
-                        if (nd + 1 == depth) {
+                        if (defer_node(p, ws, nlv, plan, weight, nd, lane, memo && !p.memo_defer)) continue;
+                        if (memo) {
+                            // Counted without the conflicts (stored), and
+                            // the conflict bindings among them, in one pass.
+                            u64 in = 0;
+                            const u64 n = warp_sum64(count_level(p, ws, nlv, nd, lane, checkl, stage, bytes, &in));
+                            const u64 sub = warp_sum64(in);
+                            if (lane == 0) {
+                                memo_put(p, mk.at, mk.tag, mk.key, n);
+                                local += n - sub;
+                                ++memo_misses;
+                            }
+                        } else if (last) {
                             local += count_level(p, ws, nlv, nd, lane, checkl, stage, bytes);
                         } else {
                             d = nd;
@@ -891,6 +1058,8 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
         if (cache_hits) atomicAdd(out + OUT_CACHE_LISTS, cache_hits);
         if (staged) atomicAdd(out + OUT_STAGED_LISTS, staged);
         if (nodes) atomicAdd(out + OUT_NODES, nodes);
+        if (memo_hits) atomicAdd(out + OUT_MEMO_HITS, memo_hits);
+        if (memo_misses) atomicAdd(out + OUT_MEMO_MISSES, memo_misses);
     }
 }
 

@@ -3,11 +3,17 @@
 //! part) and an optional DCSR pack. It reads the plan words and the pack
 //! exactly as the kernel does, so tests without a GPU check the encoding,
 //! the DCSR layout and the kernel's list semantics against the CPU engine.
+//! It models the last-level memo (match v17) too: [`emulate`] memoises
+//! every last level the plan words mark, whatever its length, so that the
+//! tests check the memo's keys and its conflict subtraction on every
+//! such node; [`emulate_with`] can turn it off.
+
+use std::collections::HashMap;
 
 use csm_graph::{GraphView, Version, VertexId};
 
 use crate::cache::DcsrPack;
-use crate::plan::{Shape, Task, L_READS, NONE, PLAN_HEADER};
+use crate::plan::{Shape, Task, L_READS, MEMO_KEY, NONE, PLAN_HEADER};
 
 const MARK: u32 = csm_graph::view::MARK;
 const VOLD: u32 = 0;
@@ -54,7 +60,12 @@ impl List {
     }
 }
 
-/// The kernel's counts `(positive, negative)` computed on the CPU.
+/// The last-level memo of one run: counts (conflicts left out) by plan,
+/// depth and read bindings.
+type Memo = HashMap<(u32, usize, [u32; MEMO_KEY]), u64>;
+
+/// The kernel's counts `(positive, negative)` computed on the CPU, with the
+/// last-level memo on for every node (see the module docs).
 /// `seeds = None` means every vertex with plan 0 (static mode); otherwise
 /// `seeds` are kernel tasks.
 pub fn emulate<G: GraphView + ?Sized>(
@@ -64,6 +75,19 @@ pub fn emulate<G: GraphView + ?Sized>(
     seeds: Option<&[Task]>,
     chunk: usize,
 ) -> (u64, u64) {
+    emulate_with(g, cache, plans, seeds, chunk, true)
+}
+
+/// [`emulate`], with the last-level memo on or off.
+pub fn emulate_with<G: GraphView + ?Sized>(
+    g: &G,
+    cache: Option<&DcsrPack>,
+    plans: &[u32],
+    seeds: Option<&[Task]>,
+    chunk: usize,
+    memo: bool,
+) -> (u64, u64) {
+    let mut table = memo.then(Memo::new);
     let implicit = seeds.is_none();
     let all: Vec<Task>;
     let seeds = match seeds {
@@ -98,16 +122,21 @@ pub fn emulate<G: GraphView + ?Sized>(
         let n = if start >= depth {
             1
         } else {
+            let node = Node {
+                plan: (shape, p, s.plan),
+                depth,
+                start,
+                checkl,
+                chunk,
+            };
             level(
                 g,
                 cache,
-                (shape, p),
+                &node,
                 start,
-                depth,
-                checkl,
                 &mut emb,
-                chunk,
                 (s.lo as usize, s.hi as usize),
+                &mut table,
             )
         };
         let n = n * u64::from(s.weight);
@@ -147,18 +176,28 @@ fn resolve<G: GraphView + ?Sized>(g: &G, cache: Option<&DcsrPack>, v: VertexId, 
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every level of one task's search shares: the plan (its build,
+/// words and index), its depth, the task's start level, the label check
+/// and the chunk size.
+struct Node<'a> {
+    plan: (Shape, &'a [u32], u32),
+    depth: usize,
+    start: usize,
+    checkl: bool,
+    chunk: usize,
+}
+
 fn level<G: GraphView + ?Sized>(
     g: &G,
     cache: Option<&DcsrPack>,
-    (shape, p): (Shape, &[u32]),
+    node: &Node<'_>,
     d: usize,
-    depth: usize,
-    checkl: bool,
     emb: &mut [u32; crate::plan::MAXQ],
-    chunk: usize,
     slice: (usize, usize),
+    memo: &mut Option<Memo>,
 ) -> u64 {
+    let (shape, p, plan) = node.plan;
+    let (depth, checkl, chunk) = (node.depth, node.checkl, node.chunk);
     let lv = shape.level(p, d);
     let nr = lv[1] as usize;
     let lists: Vec<List> = (0..nr)
@@ -174,33 +213,46 @@ fn level<G: GraphView + ?Sized>(
         }
     }
     let labels = g.labels();
-    let accept = |c: u32, emb: &[u32; crate::plan::MAXQ]| -> bool {
-        if checkl && labels[c as usize] != lv[0] {
-            return false;
-        }
-        if (0..lv[2] as usize).any(|j| emb[lv[shape.l_confs() + j] as usize] == c) {
-            return false;
-        }
-        (0..nr).all(|k| k == sm || lists[k].member(c))
+    // The label and list tests (those the memo's count keeps).
+    let passes = |c: u32, skip: Option<usize>| -> bool {
+        (!checkl || labels[c as usize] == lv[0]) && (0..nr).all(|k| Some(k) == skip || lists[k].member(c))
     };
+    // The conflict bindings (positions below d, fixed for this node).
+    let conflicts: Vec<u32> = (0..lv[2] as usize)
+        .map(|j| emb[lv[shape.l_confs() + j] as usize])
+        .collect();
+    let accept = |c: u32| -> bool { !conflicts.contains(&c) && passes(c, Some(sm)) };
     let s = &lists[sm];
     let dom = s.dom.min(slice.1);
     let first = slice.0.min(dom);
+    let nkey = lv[shape.l_memo()] as usize;
+    if d + 1 == depth && d > node.start && (1..=MEMO_KEY).contains(&nkey) {
+        if let Some(table) = memo.as_mut() {
+            // Match v17: the count without conflicts, by the read bindings;
+            // then each conflict binding that passes is one candidate less.
+            let mut key = [NONE; MEMO_KEY];
+            for (k, slot) in key.iter_mut().enumerate().take(nkey) {
+                *slot = emb[(lv[L_READS + k] & 0xff) as usize];
+            }
+            let n = *table.entry((plan, d, key)).or_insert_with(|| {
+                (0..dom)
+                    .filter(|&i| s.element(i).is_some_and(|c| passes(c, Some(sm))))
+                    .count() as u64
+            });
+            return n - conflicts.iter().filter(|&&x| passes(x, None)).count() as u64;
+        }
+    }
     if d + 1 == depth {
-        return (first..dom)
-            .filter(|&i| s.element(i).is_some_and(|c| accept(c, emb)))
-            .count() as u64;
+        return (first..dom).filter(|&i| s.element(i).is_some_and(accept)).count() as u64;
     }
     let mut total = 0;
     let mut pos = first;
     while pos < dom {
         let end = (pos + chunk).min(dom);
-        let cands: Vec<u32> = (pos..end)
-            .filter_map(|i| s.element(i).filter(|&c| accept(c, emb)))
-            .collect();
+        let cands: Vec<u32> = (pos..end).filter_map(|i| s.element(i).filter(|&c| accept(c))).collect();
         for c in cands {
             emb[d] = c;
-            total += level(g, cache, (shape, p), d + 1, depth, checkl, emb, chunk, (0, usize::MAX));
+            total += level(g, cache, node, d + 1, emb, (0, usize::MAX), memo);
         }
         pos = end;
     }

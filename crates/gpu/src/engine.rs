@@ -951,6 +951,8 @@ impl GpuEngine {
         extra.insert("sync_seconds".into(), json!(sync1 + sync2));
         extra.insert("seeds".into(), json!(run.roots));
         extra.insert("nodes".into(), json!(run.kernel.nodes));
+        extra.insert("memo_hits".into(), json!(run.kernel.memo_hits));
+        extra.insert("memo_misses".into(), json!(run.kernel.memo_misses));
         extra.insert("tasks".into(), json!(run.tasks));
         extra.insert("split_seconds".into(), json!(run.split_seconds));
         extra.insert("deferred".into(), json!(run.kernel.deferred));

@@ -7,7 +7,9 @@
 //! a [`HostGraph`] and an optional device cache ([`crate::cache::DeviceCache`]
 //! or [`crate::resident::ResidentCache`]): one launch, then (match
 //! v5) one more launch per round of heavy nodes the previous one deferred
-//! (see [`MatcherConfig::defer_min`]).
+//! (see [`MatcherConfig::defer_min`]). Since match v17 it also owns the
+//! last-level memo ([`MatcherConfig::memo_slots`]), a device hash table
+//! whose entries each run marks with an epoch of its own.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,13 +24,18 @@ use crate::nvrtc::{kernel_with, MATCH_CU};
 use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_WORDS};
 
 /// Output words (u64) of the kernel.
-pub const OUT_WORDS: usize = 9;
+pub const OUT_WORDS: usize = 11;
 /// Tasks the task buffers (pinned staging and device) hold at first: 3 MiB
 /// each, the tasks of a few thousand seeds.
 pub const TASK_BUFFER_MIN: usize = 1 << 16;
 
 /// Output slot of the tasks one launch deferred (reset per launch).
 const OUT_DEFERRED: usize = 8;
+/// Output slots of the last-level memo's hits and misses (match v17).
+const OUT_MEMO_HITS: usize = 9;
+const OUT_MEMO_MISSES: usize = 10;
+/// Words per last-level memo slot (`MEMO_WORDS` of the kernel).
+const MEMO_WORDS: usize = 8;
 
 /// Kernel parameters (`struct Params` of the source); every field 64-bit.
 #[repr(C)]
@@ -78,6 +85,19 @@ pub struct MatchParams {
     /// Match v14: once every task of a launch has been taken, defer from
     /// this many candidates (0: off).
     pub defer_drained: u64,
+    /// Match v17: the last-level memo table ([`MatcherConfig::memo_slots`]
+    /// slots of 8 words); 0: no memo.
+    pub memo: u64,
+    /// Slots − 1 (a power of two).
+    pub memo_mask: u64,
+    /// The run's epoch: slots written in other runs read as empty.
+    pub memo_epoch: u64,
+    /// See [`MatcherConfig::memo_min`].
+    pub memo_min: u64,
+    /// See [`MatcherConfig::memo_defer`].
+    pub memo_defer: u64,
+    /// See [`MatcherConfig::memo_labelled`].
+    pub memo_labelled: u64,
 }
 
 // SAFETY: plain old data matching the kernel's by-value parameter struct.
@@ -139,6 +159,36 @@ pub struct MatcherConfig {
     /// same fraction of `defer_min` on levels with no share; at least 32
     /// elements). 0: `defer_wanted` throughout, as in match v11-v13.
     pub defer_drained: u32,
+    /// Match v17, the last-level memo: slots (rounded down to a power of
+    /// two; 32 bytes each) of a device hash table that caches a last
+    /// level's count by its read bindings (plan and depth too), for every
+    /// warp of a run. A last-level node whose iterated list has at least
+    /// `memo_min` elements first asks it: on a hit the node is neither
+    /// staged nor counted, and only its conflict bindings are tested; on
+    /// a miss its warp counts it (it is deferred only once the launch's
+    /// tasks are all taken), finding the conflicts among its candidates
+    /// in the same pass, and stores the count. Only plans that check no
+    /// vertex label use it unless `memo_labelled`. On an unlabelled
+    /// 20 M-edge R-MAT (64-update batches) it made the 7-wheel 1.31-1.34x
+    /// quicker (86% of its last-level lookups hit) and the house,
+    /// 5-cycle, prism and hexagon-2chords between 4% slower and 13%
+    /// quicker. 0: no memo, as up to match v16.
+    pub memo_slots: u32,
+    /// See `memo_slots`.
+    pub memo_min: u32,
+    /// A memoised last-level node that misses is deferred as any node
+    /// (by `defer_wanted` / `defer_min`), so only nodes below the deferral
+    /// threshold are stored; false: it is deferred only once the launch's
+    /// tasks are all taken, and heavy nodes are stored too.
+    pub memo_defer: bool,
+    /// Memoise plans that check vertex labels too. Off by default: on the
+    /// 8-label bench graph it made the heavy 5-cycle rows 8-10% quicker
+    /// but cost some light rows 5-18% in two runs of three, so the mean
+    /// of per-row ratios over `zp` moved by -0.07 to +0.03 (the summed
+    /// time gained 5-7%; docs/GPU_NOTES.md, match v17). Plans of
+    /// unlabelled graphs (every vertex of the query's one label) are
+    /// memoised whenever `memo_slots` > 0.
+    pub memo_labelled: bool,
 }
 
 impl Default for MatcherConfig {
@@ -158,12 +208,16 @@ impl Default for MatcherConfig {
             defer_rounds: 3,
             lockstep: true,
             defer_drained: 32,
+            memo_slots: 1 << 20,
+            memo_min: 512,
+            memo_defer: false,
+            memo_labelled: false,
         }
     }
 }
 
 /// Keys [`MatcherConfig::set`] accepts, with what each sets.
-pub const SETTINGS: [(&str, &str); 11] = [
+pub const SETTINGS: [(&str, &str); 15] = [
     ("chunk", "candidates per level per warp produced at a time"),
     ("stage-words", "words per level per warp for staged host lists"),
     (
@@ -189,6 +243,22 @@ pub const SETTINGS: [(&str, &str); 11] = [
     (
         "lockstep",
         "a lane's membership searches in lockstep (1) or one after another (0; match v13)",
+    ),
+    (
+        "memo-slots",
+        "slots of the last-level memo, 32 bytes each (0: no memo; match v17)",
+    ),
+    (
+        "memo-min",
+        "memoise last-level nodes whose iterated list has this many elements",
+    ),
+    (
+        "memo-defer",
+        "a memo miss defers as any node (1) or only once a launch drains (0)",
+    ),
+    (
+        "memo-labelled",
+        "memoise plans that check vertex labels too (1) or only unlabelled ones (0)",
     ),
 ];
 
@@ -219,11 +289,18 @@ impl MatcherConfig {
             "defer-drained" => self.defer_drained = small()?,
             "defer-rounds" => self.defer_rounds = small()?,
             "defer-cap" => self.defer_cap = usize::try_from(num()?).map_err(|_| bad("too large"))?,
-            "lockstep" => {
-                self.lockstep = match value.trim() {
+            "memo-slots" => self.memo_slots = small()?,
+            "memo-min" => self.memo_min = small()?,
+            "lockstep" | "memo-defer" | "memo-labelled" => {
+                let on = match value.trim() {
                     "1" | "true" => true,
                     "0" | "false" => false,
                     _ => return Err(bad("expected 0, 1, true or false")),
+                };
+                match key {
+                    "lockstep" => self.lockstep = on,
+                    "memo-defer" => self.memo_defer = on,
+                    _ => self.memo_labelled = on,
                 }
             }
             _ => {
@@ -292,6 +369,10 @@ pub struct KernelStats {
     pub seeds: u64,
     /// The time limit stopped the run: the counts are incomplete.
     pub aborted: bool,
+    /// Last-level nodes whose count came from the memo, and those that
+    /// asked it in vain and stored their count (match v17).
+    pub memo_hits: u64,
+    pub memo_misses: u64,
 }
 
 /// One build of `match_kernel` ([`Shape`]): its function, grid size
@@ -351,6 +432,11 @@ pub struct DeviceMatcher {
     seeds_host: Option<PinnedBuffer<u32>>,
     /// Deferred-task buffers (match v5): a launch reads one, writes the other.
     deferred: [Option<CudaSlice<u32>>; 2],
+    /// The last-level memo (match v17), allocated at the first run that
+    /// uses it, and the epoch of the last run (0 is never used, so zeroed
+    /// slots are empty).
+    memo: Option<CudaSlice<u32>>,
+    memo_epoch: u32,
 }
 
 impl DeviceMatcher {
@@ -376,6 +462,8 @@ impl DeviceMatcher {
             seeds: None,
             seeds_host: None,
             deferred: [None, None],
+            memo: None,
+            memo_epoch: 0,
         })
     }
 
@@ -423,6 +511,66 @@ impl DeviceMatcher {
         self.config.lockstep = on;
     }
 
+    /// Changes the last-level memo's size ([`MatcherConfig::memo_slots`];
+    /// 0 turns it off). A new size takes effect at the next run; turning
+    /// the memo off keeps its table for when it is turned on again.
+    pub fn set_memo_slots(&mut self, slots: u32) {
+        self.config.memo_slots = slots;
+    }
+
+    /// Changes the shortest iterated list a memoised node has
+    /// ([`MatcherConfig::memo_min`]).
+    pub fn set_memo_min(&mut self, min: u32) {
+        self.config.memo_min = min;
+    }
+
+    /// Whether memo misses defer as any node ([`MatcherConfig::memo_defer`]).
+    pub fn set_memo_defer(&mut self, on: bool) {
+        self.config.memo_defer = on;
+    }
+
+    /// Whether plans that check labels are memoised too
+    /// ([`MatcherConfig::memo_labelled`]).
+    pub fn set_memo_labelled(&mut self, on: bool) {
+        self.config.memo_labelled = on;
+    }
+
+    /// The memo's slots as used: [`MatcherConfig::memo_slots`] rounded
+    /// down to a power of two (0: no memo).
+    pub fn memo_slots(&self) -> usize {
+        match self.config.memo_slots {
+            0 => 0,
+            n => 1 << n.ilog2(),
+        }
+    }
+
+    /// The memo's address, slot mask and a new epoch for one run
+    /// (allocated at first use; cleared when the epochs wrap); zeros when
+    /// the memo is off.
+    fn memo_for_run(&mut self) -> GpuResult<(u64, u64, u64)> {
+        let slots = self.memo_slots();
+        if slots == 0 {
+            return Ok((0, 0, 0));
+        }
+        let stream = self.gpu.stream().clone();
+        if self.memo.as_ref().map_or(true, |m| m.len() != slots * MEMO_WORDS) {
+            self.memo = None;
+            self.memo = Some(self.gpu.alloc_zeros::<u32>(slots * MEMO_WORDS)?);
+            self.memo_epoch = 0;
+        }
+        let memo = self.memo.as_mut().expect("allocated");
+        self.memo_epoch = self.memo_epoch.wrapping_add(1);
+        if self.memo_epoch == 0 {
+            // Slots of the epoch that comes round again would read as live.
+            stream
+                .memset_zeros(memo)
+                .map_err(|e| GpuError::driver("cuMemsetD8 (memo)", e))?;
+            self.memo_epoch = 1;
+        }
+        let ptr = memo.device_ptr(&stream).0;
+        Ok((ptr, slots as u64 - 1, u64::from(self.memo_epoch)))
+    }
+
     /// Changes the window settings (see [`MatcherConfig::window_min`]).
     pub fn set_windows(&mut self, min: u32, max: u32) {
         self.config.window_min = min;
@@ -455,12 +603,14 @@ impl DeviceMatcher {
         self.narrow.blocks
     }
 
-    /// Bytes of per-warp scratch on the device (every build made).
+    /// Bytes of per-warp scratch on the device (every build made) and of
+    /// the last-level memo once allocated.
     pub fn scratch_bytes(&self) -> usize {
         std::iter::once(&self.narrow)
             .chain(self.larger.iter().flatten())
             .map(|b| (b.cand.len() + b.stage.len()) * 4)
-            .sum()
+            .sum::<usize>()
+            + self.memo.as_ref().map_or(0, |m| m.len() * 4)
     }
 
     /// The build for `shape`, made on first use.
@@ -568,7 +718,7 @@ impl DeviceMatcher {
             .memset_zeros(&mut self.counter)
             .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
         stream
-            .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_WORDS))
+            .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_DEFERRED + 1))
             .map_err(|e| GpuError::driver("cuMemsetD8 (deferred)", e))?;
         let build = self.made(shape);
         let cfg = LaunchConfig {
@@ -662,6 +812,7 @@ impl DeviceMatcher {
             .map_err(|e| GpuError::driver("cuMemsetD8 (out)", e))?;
         let [rowidx, rowptr, colidx, collab, ncached, slots, nslots] =
             cache.map_or([0; 7], |c| c.kernel_args(&self.gpu));
+        let (memo, memo_mask, memo_epoch) = self.memo_for_run()?;
         let mut params = MatchParams {
             plans: plan_ptr,
             nplans,
@@ -695,6 +846,12 @@ impl DeviceMatcher {
             defer_wanted: u64::from(self.config.defer_wanted),
             lockstep: u64::from(self.config.lockstep),
             defer_drained: u64::from(self.config.defer_drained),
+            memo,
+            memo_mask,
+            memo_epoch,
+            memo_min: u64::from(self.config.memo_min),
+            memo_defer: u64::from(self.config.memo_defer),
+            memo_labelled: u64::from(self.config.memo_labelled),
         };
         let upload_seconds = t0.elapsed().as_secs_f64();
         let (mut seconds, mut deferred, mut launches) = (0.0, 0u64, 0u32);
@@ -738,6 +895,8 @@ impl DeviceMatcher {
             aborted: out[7] != 0,
             deferred,
             launches,
+            memo_hits: out[OUT_MEMO_HITS],
+            memo_misses: out[OUT_MEMO_MISSES],
         })
     }
 }
@@ -789,6 +948,10 @@ mod tests {
         assert_eq!(define(src, "TASK_WORDS"), crate::plan::TASK_WORDS as u64);
         assert_eq!(define(src, "PLAN_HEADER"), crate::plan::PLAN_HEADER as u64);
         assert_eq!(define(src, "L_READS"), crate::plan::L_READS as u64);
+        assert_eq!(define(src, "OUT_MEMO_HITS"), OUT_MEMO_HITS as u64);
+        assert_eq!(define(src, "OUT_MEMO_MISSES"), OUT_MEMO_MISSES as u64);
+        assert_eq!(define(src, "MEMO_WORDS"), MEMO_WORDS as u64);
+        assert_eq!(define(src, "MEMO_KEY"), crate::plan::MEMO_KEY as u64);
         // the vertex table's entries: two addresses, then two 32-bit lengths
         let ventry = &src[src.find("struct VEntry {").expect("struct VEntry")..];
         let ventry = &ventry[..ventry.find("};").unwrap()];
@@ -813,7 +976,11 @@ mod tests {
         );
         // every documented key is accepted
         for (k, _) in SETTINGS {
-            let v = if k == "lockstep" { "true" } else { "7" };
+            let v = if ["lockstep", "memo-defer", "memo-labelled"].contains(&k) {
+                "true"
+            } else {
+                "7"
+            };
             MatcherConfig::default()
                 .set(k, v)
                 .unwrap_or_else(|e| panic!("{k}: {e}"));

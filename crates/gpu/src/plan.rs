@@ -34,8 +34,9 @@ pub const PLAN_HEADER: usize = 4;
 /// queries, or levels of 8-15 reads, on the `HUGE` one (`-DMAXQ=32
 /// -DMAXR=15 -DWARPS=1`: one warp a block, about 27 KB, twenty-sixth
 /// session). A level block holds the label, read count, conflict count and
-/// label share, then `maxr` reads, their edge labels and up to `maxq`
-/// conflict positions, rounded up to 4 words. The plan's depth word
+/// label share, then `maxr` reads, their edge labels, up to `maxq`
+/// conflict positions and the memo key length (match v17), rounded up to
+/// 4 words. The plan's depth word
 /// carries the build's tag in its upper half ([`Shape::of_words`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
@@ -106,9 +107,16 @@ impl Shape {
         L_READS + 2 * self.maxr
     }
 
-    /// Words per level block.
+    /// Offset of the memo key length in a level block (match v17): the
+    /// word after the conflicts, spare in every build (the block is
+    /// rounded up to 4 words).
+    pub const fn l_memo(self) -> usize {
+        self.l_confs() + self.maxq
+    }
+
+    /// Words per level block: through the memo word, rounded up to 4.
     pub const fn level_words(self) -> usize {
-        (self.l_confs() + self.maxq + 3) & !3
+        (self.l_memo() + 1 + 3) & !3
     }
 
     /// Words per encoded plan.
@@ -152,6 +160,9 @@ pub const PLAN_WORDS: usize = Shape::NARROW.plan_words();
 pub const L_READS: usize = 4;
 /// "No value": no edge label required, no appended part (DCSR rowptr).
 pub const NONE: u32 = u32::MAX;
+/// Most bindings in a last-level memo key (match v17, `MEMO_KEY` of the
+/// kernel): a last level of up to this many reads is memoised.
+pub const MEMO_KEY: usize = 3;
 
 /// Kernel code of a list version.
 pub fn version_code(v: Version) -> u32 {
@@ -205,6 +216,11 @@ pub fn encode_plan(plan: &Plan, shape: Shape, start: usize, sign: Sign, out: &mu
         }
         for (k, &c) in level.conflicts.iter().enumerate() {
             l[shape.l_confs() + k] = u32::from(c);
+        }
+        // Match v17: the last level's count (conflicts aside) depends only
+        // on its read bindings, its key in the last-level memo.
+        if d + 1 == depth && d > 0 && (1..=MEMO_KEY).contains(&level.reads.len()) {
+            l[shape.l_memo()] = level.reads.len() as u32;
         }
     }
     Ok(())

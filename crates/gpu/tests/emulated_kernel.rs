@@ -10,7 +10,7 @@ use csm_baselines::cpu::{count_delta_sequential, Symmetry};
 use csm_baselines::CpuEngine;
 use csm_engine::StaticMatcher;
 use csm_gpu::cache::{within_budget, DcsrPack};
-use csm_gpu::emulate::emulate;
+use csm_gpu::emulate::{emulate, emulate_with};
 use csm_gpu::plan::{encode_plan, QueryPlans, Shape, Task, TaskOptions};
 use csm_graph::{DynamicGraph, GraphData, GraphView, LocatedUpdate, Strictness, Version, VertexId};
 use csm_planner::{static_plan, Executor, GcsmOrder, GraphStats, QueryGraph, Sign};
@@ -43,6 +43,8 @@ fn check_batches(g0: &GraphData, batches: &[Vec<LocatedUpdate>], q: &QueryGraph,
         let roots = qp.seeds(&g, &delta);
         let got = emulate(&g, None, &qp.encoded, Some(&seeds), chunk);
         assert_eq!(got, (want.positive, want.negative), "batch {i}, no cache");
+        let plain = emulate_with(&g, None, &qp.encoded, Some(&seeds), chunk, false);
+        assert_eq!(plain, (want.positive, want.negative), "batch {i}, no cache, no memo");
         for (expand_above, max_prefix, max_task) in [(0, 4, 3), (2, 3, 0), (5, 4, 7), (u32::MAX, 2, 1)] {
             let opts = TaskOptions {
                 expand_above,
