@@ -30,6 +30,14 @@
 //! skips the estimate on a query's first batch when it has fewer than N
 //! seeds (`WalkSelector::cold_skip_seeds`, default 512; `-cold0`: off);
 //! `-dsN` defers heavy nodes in slices of N elements (default 256);
+//! `-nomemo` turns the last-level memo off (match v17,
+//! [`MatcherConfig::memo_slots`]) and `-mminN` memoises last-level nodes
+//! from iterated lists of N elements (`MatcherConfig::memo_min`, 512);
+//! `-mslotsN` gives the memo N Mi slots (`MatcherConfig::memo_slots`, 1)
+//! and `-mdefer` defers memo misses as any node
+//! (`MatcherConfig::memo_defer`); `-mlab` memoises plans that check
+//! vertex labels too (`MatcherConfig::memo_labelled`; by default only
+//! unlabelled graphs' plans are);
 //! `-seq` runs a lane's membership searches one after another (match
 //! v12) instead of in lockstep (match v13, [`MatcherConfig::lockstep`]);
 //! `-roundsN` lets N launches defer (`MatcherConfig::defer_rounds`, 3);
@@ -232,7 +240,7 @@ fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
     after_help = "Engines (--variants): cpu16 (the CPU count's replica, stops at --limit-s), cpu-engine \
                   (csm_baselines' cpu engine), um, zp, vsgm, naive, gcsm, gcsm-sampler, gcsm-persist, \
                   gcsm-persist-whole, gcsm-persist-hot, gcsm-persist-fillN[-slackD], and settings variants made by suffixes: -v2, -v4, -v5, \
-                  -v10, -noexp, -nodefer, -nobal, -deep16, -split, -seq, -always, -zpath, -bypass, -allshares, \
+                  -v10, -noexp, -nodefer, -nobal, -deep16, -split, -seq, -nomemo, -mminN, -mslotsN, -mdefer, -mlab, -always, -zpath, -bypass, -allshares, \
                   -deferN, -wantN, -sliceN, -dsN, -roundsN, -drainN, -useN, gcsm-skipN, gcsm-coldN \
                   (the module documentation says what each does). Numbers take k, M and G suffixes."
 )]
@@ -600,6 +608,9 @@ struct Row {
     launch_wall: f64,
     download: f64,
     launches: u32,
+    /// Last-level memo hits and misses (match v17).
+    memo_hits: u64,
+    memo_misses: u64,
     ok: bool,
     /// A CPU count was available to compare with.
     verified: bool,
@@ -635,6 +646,8 @@ impl Row {
             launch_wall: 0.0,
             download: 0.0,
             launches: 0,
+            memo_hits: 0,
+            memo_misses: 0,
             ok: false,
             verified: false,
             error,
@@ -643,11 +656,11 @@ impl Row {
 
     fn csv_header() -> &'static str {
         "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
-         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,kernel_wall_seconds,upload_seconds,launch_wall_seconds,download_seconds,launches,ok,verified,error"
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,kernel_wall_seconds,upload_seconds,launch_wall_seconds,download_seconds,launches,memo_hits,memo_misses,ok,verified,error"
     }
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},\"{}\"",
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},\"{}\"",
             self.size,
             self.batch,
             self.query,
@@ -674,6 +687,8 @@ impl Row {
             self.launch_wall,
             self.download,
             self.launches,
+            self.memo_hits,
+            self.memo_misses,
             self.ok,
             self.verified,
             self.error.replace('"', "'")
@@ -688,7 +703,7 @@ impl Row {
                "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
                "cached_lists": self.cached_lists, "staged_lists": self.staged_lists, "deferred": self.deferred,
                "kernel_wall_seconds": self.kernel_wall, "upload_seconds": self.upload,
-               "launch_wall_seconds": self.launch_wall, "download_seconds": self.download, "launches": self.launches, "ok": self.ok, "verified": self.verified, "error": self.error})
+               "launch_wall_seconds": self.launch_wall, "download_seconds": self.download, "launches": self.launches, "memo_hits": self.memo_hits, "memo_misses": self.memo_misses, "ok": self.ok, "verified": self.verified, "error": self.error})
     }
 }
 
@@ -1312,7 +1327,7 @@ impl Run<'_> {
                 .map(|e| e.as_str())
                 .filter(|e| e.starts_with("gcsm-persist-fill"))
                 .collect();
-            for name in [
+            let own: Vec<&str> = [
                 "gcsm-persist",
                 "gcsm-persist-whole",
                 "gcsm-persist-v7",
@@ -1321,9 +1336,15 @@ impl Run<'_> {
                 "gcsm-persist-hot",
             ]
             .into_iter()
-            .chain(filled)
-            {
-                if !want(name) {
+            .chain(filled.iter().copied())
+            .collect();
+            for &name in &own {
+                // the settings variants (`gcsm-persist-nomemo`, ...) run on
+                // the default cache, made for them when `gcsm-persist` is
+                // not a row itself
+                let variant_of = |e: &String| e.starts_with("gcsm-persist-") && !own.contains(&e.as_str());
+                let for_variants = name == "gcsm-persist" && engines.iter().any(variant_of);
+                if !want(name) && !for_variants {
                     continue;
                 }
                 // Match v12: gcsm-persist-hot gives `hot_frac` of the budget
@@ -2059,7 +2080,31 @@ fn with_settings<R>(m: &mut DeviceMatcher, e: &str, a: &Args, f: impl FnOnce(&mu
     if let Some(n) = suffix_num(e, "-drain") {
         m.set_defer_drained(n as u32);
     }
+    // "-nomemo": no last-level memo (as up to match v16); "-mminN": memoise
+    // last-level nodes from N elements (match v17).
+    // "-mslotsN": N Mi slots; "-mdefer": memo misses defer as any node.
+    // "-mlab": plans that check labels are memoised too.
+    let c = *m.config();
+    let (memo_slots, memo_min, memo_defer, memo_labelled) = (c.memo_slots, c.memo_min, c.memo_defer, c.memo_labelled);
+    if e.contains("-nomemo") {
+        m.set_memo_slots(0);
+    } else if let Some(n) = suffix_num(e, "-mslots") {
+        m.set_memo_slots((n * f64::from(1u32 << 20)) as u32);
+    }
+    if let Some(n) = suffix_num(e, "-mmin") {
+        m.set_memo_min(n as u32);
+    }
+    if e.contains("-mdefer") {
+        m.set_memo_defer(true);
+    }
+    if e.contains("-mlab") {
+        m.set_memo_labelled(true);
+    }
     let r = f(m);
+    m.set_memo_slots(memo_slots);
+    m.set_memo_min(memo_min);
+    m.set_memo_defer(memo_defer);
+    m.set_memo_labelled(memo_labelled);
     m.set_defer_drained(drained);
     m.set_defer_rounds(rounds);
     m.set_lockstep(lockstep);
@@ -2099,6 +2144,8 @@ fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> R
         launch_wall: r.kernel.launch_wall_seconds,
         download: r.kernel.download_seconds,
         launches: r.kernel.launches,
+        memo_hits: r.kernel.memo_hits,
+        memo_misses: r.kernel.memo_misses,
         ok,
         verified: false,
         error: String::new(),
