@@ -141,6 +141,27 @@ fn a_star_of_sixteen_labels_saturates() {
     assert_eq!(got, 20u64.pow(14));
 }
 
+/// A label with more query leaves (three of label 5) than data leaves (two)
+/// has no embedding, however many the other labels give (about 10^23
+/// tuples, past 2^64). Without symmetry breaking the leaves are parts of
+/// one split; before the split multiplied its label clusters' counts, the
+/// overlaps of every part saturated and the engine reported a saturated
+/// count for 0 (found by `static_counts_saturate`).
+#[test]
+fn a_label_short_of_leaves_counts_zero_beside_a_saturated_product() {
+    let m = vec![4, 4, 14, 37, 2, 20, 40, 2, 14, 45, 47, 2, 39, 2, 38];
+    let leaves = vec![1, 2, 3, 3, 4, 5, 5, 5, 6, 7, 9, 10, 10, 11, 13, 15, 15];
+    assert_eq!(per_center(&m, &leaves), 0);
+    let q = star_query(&leaves, Some(m.len() as u32 + 1));
+    let csr = CsrGraph::from_data(&stars(1, &m, 3)).unwrap();
+    for name in ["cpu", "cpu-nosym"] {
+        for order in 0..=2 {
+            let got = static_engine(name, &opts(1, order)).unwrap().count(&csr, &q).unwrap();
+            assert_eq!(got, 0, "{name}, order {order}");
+        }
+    }
+}
+
 /// A star whose count needs more than 128 bits (60 leaves of each of five
 /// labels, 24 query leaves: about 10^42 per center), on three centers with
 /// three handles: the oracle itself must saturate, and the engines too.

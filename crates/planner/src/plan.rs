@@ -837,16 +837,30 @@ fn split_plan(
         if parts.iter().filter(|p| works(p)).count() < 2 || !how.affords(parts.len(), n) {
             return None;
         }
+        // Parts that share no vertex label never bind one data vertex
+        // twice: where they fall into two or more such clusters, the
+        // split multiplies the clusters' counts, and a cluster of several
+        // parts splits again at `at` with overlaps among its own parts
+        // only. A cluster with no completion then makes the product 0
+        // even when another cluster's count saturates (whose product
+        // with the overlaps of every part would be unknown).
+        let clusters = label_clusters(q, &parts);
+        if clusters.len() > 1 && clusters.len() < parts.len() {
+            return Some((at, clusters, Vec::new()));
+        }
         // no overlaps where the parts' labels are disjoint
         let overlaps = overlap_plans(q, &order, at, &parts, how, versions, skip)?;
-        Some((at, parts, overlaps))
+        Some((at, parts.into_iter().map(|p| vec![p]).collect(), overlaps))
     });
-    if let Some((at, parts, overlaps)) = split {
-        let parts = parts
+    if let Some((at, groups, overlaps)) = split {
+        let parts = groups
             .into_iter()
-            .map(|part| {
-                let sub: Vec<QVertex> = order[..at].iter().copied().chain(part).collect();
-                split_plan(q, defer_leaf(q, sub, at), at + 1, how, versions, skip)
+            .map(|group| {
+                // one part: split from the level after `at` on; a cluster
+                // of parts: split at `at` itself, into those parts
+                let fixed = if group.len() == 1 { at + 1 } else { at };
+                let sub: Vec<QVertex> = order[..at].iter().copied().chain(group.into_iter().flatten()).collect();
+                split_plan(q, defer_leaf(q, sub, at), fixed, how, versions, skip)
             })
             .collect();
         plan.split = Some(Arc::new(Split {
@@ -1012,6 +1026,38 @@ fn merged_plan(
 
 /// The connected parts of `rest` (query edges within `rest` only, each in
 /// `rest`'s order) when there are two or more.
+/// `parts` grouped into clusters that share no vertex label with each
+/// other (two parts with a label in common are in one cluster), in the
+/// order of their first parts.
+fn label_clusters(q: &QueryGraph, parts: &[Vec<QVertex>]) -> Vec<Vec<Vec<QVertex>>> {
+    let labels = |p: &Vec<QVertex>| -> Vec<Label> { p.iter().map(|&v| q.label(v)).collect() };
+    let mut clusters: Vec<(Vec<Label>, Vec<Vec<QVertex>>)> = Vec::new();
+    for part in parts {
+        let mut ls = labels(part);
+        let mut members = vec![part.clone()];
+        // merge every cluster that shares a label with this part
+        let mut k = 0;
+        while k < clusters.len() {
+            if clusters[k].0.iter().any(|l| ls.contains(l)) {
+                let (cl, cm) = clusters.remove(k);
+                ls.extend(cl);
+                members.splice(0..0, cm);
+            } else {
+                k += 1;
+            }
+        }
+        clusters.push((ls, members));
+    }
+    // order by each cluster's first part in `parts`
+    let first = |c: &Vec<Vec<QVertex>>| parts.iter().position(|p| c.contains(p)).unwrap_or(usize::MAX);
+    let mut out: Vec<Vec<Vec<QVertex>>> = clusters.into_iter().map(|(_, m)| m).collect();
+    out.sort_by_key(first);
+    for c in &mut out {
+        c.sort_by_key(|p| parts.iter().position(|x| x == p));
+    }
+    out
+}
+
 fn connected_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>> {
     let within = rest.iter().fold(0u32, |m, &u| m | 1 << u);
     let mut parts: Vec<u32> = Vec::new();
