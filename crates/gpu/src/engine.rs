@@ -929,12 +929,19 @@ impl GpuEngine {
         let sync2 = t_sync.elapsed().as_secs_f64();
         // Match v16: a resident cache whose growing lists were evicted is
         // ranked and filled again, from the committed graph (part of the
-        // update, like the commit).
+        // update, like the commit). The batch is committed and its counts
+        // exact, so a failed renewal (the old cache is freed first) is
+        // reported beside them, and later batches match zero-copy.
         let mut renew_load = None;
+        let mut renew_error = None;
         if let Some(old) = resident.take_if(|c| c.worn_out()) {
-            let (c, l) = old.renew(&self.gpu, &st.graph).map_err(gpu_err)?;
-            *resident = Some(c);
-            renew_load = Some(l);
+            match old.renew(&self.gpu, &st.graph) {
+                Ok((c, l)) => {
+                    *resident = Some(c);
+                    renew_load = Some(l);
+                }
+                Err(e) => renew_error = Some(e.to_string()),
+            }
         }
         let mut extra: Map<String, Value> = Map::new();
         extra.insert("variant".into(), json!(variant.name()));
@@ -970,6 +977,9 @@ impl GpuEngine {
         }
         if let Some(l) = renew_load {
             extra.insert("resident_renew_seconds".into(), json!(l.seconds));
+        }
+        if let Some(e) = renew_error {
+            extra.insert("resident_renew_error".into(), json!(e));
         }
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));

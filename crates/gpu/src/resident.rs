@@ -1274,9 +1274,10 @@ impl ResidentCache {
     /// batch staged) ranked anew by degree, with the budget, fill and slack
     /// it was built with, and its refresh settings. The old device buffers
     /// are freed first, so the two never hold the budget twice; on an error
-    /// the cache is gone: [`crate::GpuEngine`] reports the error for the
-    /// batch that renewed (already committed) and matches zero-copy after
-    /// it, as after a failed refresh or commit.
+    /// the cache is gone: [`crate::GpuEngine`] returns the renewing batch's
+    /// counts (exact, and the batch is committed) with the error in its
+    /// `resident_renew_error` field, and matches zero-copy after it, as
+    /// after a failed late refresh.
     pub fn renew<G: GraphView + ?Sized>(self, gpu: &Gpu, g: &G) -> GpuResult<(ResidentCache, ResidentLoad)> {
         let t0 = Instant::now();
         let (budget, fill, tracked) = (self.budget, self.fill, self.tracked_launches);
