@@ -208,7 +208,7 @@ run_remote() {
         echo
         echo "== $name"
         set +e
-        timeout 240 "$b" --test-threads=1 --nocapture 2>&1 | grep -v '^$'
+        timeout 300 "$b" --test-threads=1 --nocapture 2>&1 | grep -v '^$'
         rc=${PIPESTATUS[0]}
         set -e
         echo "== $name exit $rc"

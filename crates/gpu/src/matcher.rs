@@ -432,9 +432,9 @@ pub struct DeviceMatcher {
     seeds_host: Option<PinnedBuffer<u32>>,
     /// Deferred-task buffers (match v5): a launch reads one, writes the other.
     deferred: [Option<CudaSlice<u32>>; 2],
-    /// The last-level memo (match v17), allocated at the first run that
-    /// uses it, and the epoch of the last run (0 is never used, so zeroed
-    /// slots are empty).
+    /// The last-level memo (match v17), allocated with the matcher (again
+    /// at the first run after a change of size), and the epoch of the
+    /// last run (0 is never used, so zeroed slots are empty).
     memo: Option<CudaSlice<u32>>,
     memo_epoch: u32,
 }
@@ -450,7 +450,7 @@ impl DeviceMatcher {
         let narrow = Build::new(&gpu, &config, Shape::NARROW)?;
         let out = gpu.alloc_zeros::<u64>(OUT_WORDS)?;
         let counter = gpu.alloc_zeros::<u64>(1)?;
-        Ok(DeviceMatcher {
+        let mut m = DeviceMatcher {
             gpu,
             config,
             narrow,
@@ -464,7 +464,10 @@ impl DeviceMatcher {
             deferred: [None, None],
             memo: None,
             memo_epoch: 0,
-        })
+        };
+        // The memo now, so that the first batch does not pay for it.
+        m.memo_for_run()?;
+        Ok(m)
     }
 
     /// The launch settings.
@@ -545,8 +548,8 @@ impl DeviceMatcher {
     }
 
     /// The memo's address, slot mask and a new epoch for one run
-    /// (allocated at first use; cleared when the epochs wrap); zeros when
-    /// the memo is off.
+    /// (allocated when missing or of another size; cleared when the
+    /// epochs wrap); zeros when the memo is off.
     fn memo_for_run(&mut self) -> GpuResult<(u64, u64, u64)> {
         let slots = self.memo_slots();
         if slots == 0 {
