@@ -532,9 +532,11 @@ pub struct EngineArgs {
     pub budget: String,
     /// Kernel launch settings for `--engine gpu`, as KEY=VALUE[,KEY=VALUE...]:
     /// chunk, stage-words, window-min, window-max, defer-min, defer-slice,
-    /// defer-wanted, defer-drained, defer-rounds, defer-cap, lockstep (see
+    /// defer-wanted, defer-drained, defer-rounds, defer-cap, lockstep,
+    /// memo-slots, memo-min, memo-defer, memo-labelled (see
     /// `csm_gpu::MatcherConfig`; e.g. `lockstep=0,defer-drained=0` for
-    /// match v12's searches and v11's deferral).
+    /// match v12's searches and v11's deferral, `memo-slots=0` for no
+    /// last-level memo).
     #[arg(long, value_name = "SETTINGS", default_value = "")]
     pub gpu_kernel: String,
     /// For `--engine gpu`: count light batches on the CPU, over the same

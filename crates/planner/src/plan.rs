@@ -207,6 +207,16 @@ pub struct Split {
     pub parts: Vec<Plan>,
     /// Counted and subtracted from the parts' product (see above).
     pub overlaps: Vec<Plan>,
+    /// Where the parts fall into two or more clusters that share no vertex
+    /// label with each other and one cluster holds several parts: a plan
+    /// per cluster (bound prefix, then the cluster's parts; a cluster of
+    /// several parts splits again at `at` with its own overlaps), whose
+    /// counts multiply to the completions. Counted only when the parts'
+    /// product and the overlaps leave the count unknown (saturated): a
+    /// cluster with no completion then gives 0 (a label with more query
+    /// vertices than data vertices beside 10^23 tuples of other labels).
+    /// Empty otherwise.
+    pub clusters: Vec<Plan>,
 }
 
 impl Split {
@@ -216,7 +226,8 @@ impl Split {
     /// taken in 128 bits, as the overlaps may bring it back under 2^64.
     /// Parts are counted in order; `None` when one counts 0 (`count` saw
     /// it last, and nothing after it). Saturated ([`crate::count`]) when a
-    /// part or an overlap is, or the result is 2^64 − 1 or more.
+    /// part or an overlap is, or the result is 2^64 − 1 or more, unless a
+    /// cluster ([`Split::clusters`]) then counts 0 (`Some(0)`).
     pub fn completions(&self, mut count: impl FnMut(&Plan) -> u64) -> Option<u64> {
         let mut total = 1u128;
         let mut unknown = false;
@@ -235,6 +246,10 @@ impl Split {
             let n = count(o);
             unknown |= count::saturated(n);
             overlaps += u128::from(n);
+        }
+        if unknown && self.clusters.iter().any(|c| count(c) == 0) {
+            // a cluster without completions: no tuple is an embedding
+            return Some(0);
         }
         Some(if unknown {
             count::SATURATED
@@ -257,7 +272,7 @@ impl Plan {
         while let Some(plan) = todo.pop() {
             out.push(plan);
             if let Some(s) = plan.split.as_deref() {
-                todo.extend(s.parts.iter().chain(&s.overlaps).rev());
+                todo.extend(s.parts.iter().chain(&s.overlaps).chain(&s.clusters).rev());
             }
         }
         out
@@ -395,7 +410,7 @@ impl Plan {
                 acc |= self.fail_deps[d] | self.fail_conflicts[d];
             }
             if let Some(s) = self.split.as_deref().filter(|s| s.at as usize == d) {
-                for p in s.parts.iter().chain(&s.overlaps) {
+                for p in s.parts.iter().chain(&s.overlaps).chain(&s.clusters) {
                     acc |= p.suffix_deps[d];
                 }
             }
@@ -837,36 +852,42 @@ fn split_plan(
         if parts.iter().filter(|p| works(p)).count() < 2 || !how.affords(parts.len(), n) {
             return None;
         }
-        // Parts that share no vertex label never bind one data vertex
-        // twice: where they fall into two or more such clusters, the
-        // split multiplies the clusters' counts, and a cluster of several
-        // parts splits again at `at` with overlaps among its own parts
-        // only. A cluster with no completion then makes the product 0
-        // even when another cluster's count saturates (whose product
-        // with the overlaps of every part would be unknown).
-        let clusters = label_clusters(q, &parts);
-        if clusters.len() > 1 && clusters.len() < parts.len() {
-            return Some((at, clusters, Vec::new()));
-        }
         // no overlaps where the parts' labels are disjoint
         let overlaps = overlap_plans(q, &order, at, &parts, how, versions, skip)?;
-        Some((at, parts.into_iter().map(|p| vec![p]).collect(), overlaps))
+        Some((at, parts, overlaps))
     });
-    if let Some((at, groups, overlaps)) = split {
-        let parts = groups
+    if let Some((at, parts, overlaps)) = split {
+        // Parts that share no vertex label never bind one data vertex
+        // twice: where they fall into two or more such clusters and one
+        // holds several parts, each cluster gets a plan of its own (a
+        // cluster of several parts splits again at `at`, with overlaps
+        // among its own parts only), counted when the product and the
+        // overlaps leave the count unknown ([`Split::completions`]).
+        let groups = label_clusters(q, &parts);
+        let clusters = if groups.len() > 1 && groups.len() < parts.len() && how.affords(groups.len(), n) {
+            groups
+                .into_iter()
+                .map(|group| {
+                    let fixed = if group.len() == 1 { at + 1 } else { at };
+                    let sub: Vec<QVertex> = order[..at].iter().copied().chain(group.into_iter().flatten()).collect();
+                    split_plan(q, defer_leaf(q, sub, at), fixed, how, versions, skip)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let parts = parts
             .into_iter()
-            .map(|group| {
-                // one part: split from the level after `at` on; a cluster
-                // of parts: split at `at` itself, into those parts
-                let fixed = if group.len() == 1 { at + 1 } else { at };
-                let sub: Vec<QVertex> = order[..at].iter().copied().chain(group.into_iter().flatten()).collect();
-                split_plan(q, defer_leaf(q, sub, at), fixed, how, versions, skip)
+            .map(|part| {
+                let sub: Vec<QVertex> = order[..at].iter().copied().chain(part).collect();
+                split_plan(q, defer_leaf(q, sub, at), at + 1, how, versions, skip)
             })
             .collect();
         plan.split = Some(Arc::new(Split {
             at: at as u8,
             parts,
             overlaps,
+            clusters,
         }));
         plan.derive_suffix_memo();
     }
