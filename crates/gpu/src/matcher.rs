@@ -278,6 +278,13 @@ impl MatcherConfig {
         let small = || -> GpuResult<u32> { u32::try_from(num()?).map_err(|_| bad("too large")) };
         let positive =
             || -> GpuResult<u32> { small().and_then(|v| if v == 0 { Err(bad("must be at least 1")) } else { Ok(v) }) };
+        let flag = || -> GpuResult<bool> {
+            match value.trim() {
+                "1" | "true" => Ok(true),
+                "0" | "false" => Ok(false),
+                _ => Err(bad("expected 0, 1, true or false")),
+            }
+        };
         match key {
             "chunk" => self.chunk = positive()?,
             "stage-words" => self.stage_words = small()?,
@@ -291,18 +298,9 @@ impl MatcherConfig {
             "defer-cap" => self.defer_cap = usize::try_from(num()?).map_err(|_| bad("too large"))?,
             "memo-slots" => self.memo_slots = small()?,
             "memo-min" => self.memo_min = small()?,
-            "lockstep" | "memo-defer" | "memo-labelled" => {
-                let on = match value.trim() {
-                    "1" | "true" => true,
-                    "0" | "false" => false,
-                    _ => return Err(bad("expected 0, 1, true or false")),
-                };
-                match key {
-                    "lockstep" => self.lockstep = on,
-                    "memo-defer" => self.memo_defer = on,
-                    _ => self.memo_labelled = on,
-                }
-            }
+            "lockstep" => self.lockstep = flag()?,
+            "memo-defer" => self.memo_defer = flag()?,
+            "memo-labelled" => self.memo_labelled = flag()?,
             _ => {
                 let keys: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
                 return Err(bad(&format!("unknown key (known: {})", keys.join(", "))));

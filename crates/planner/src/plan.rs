@@ -1045,40 +1045,39 @@ fn merged_plan(
     Some(split_plan(&m, defer_leaf(&m, sub, at), at + 1, how, &versions_m, seed))
 }
 
-/// The connected parts of `rest` (query edges within `rest` only, each in
-/// `rest`'s order) when there are two or more.
 /// `parts` grouped into clusters that share no vertex label with each
-/// other (two parts with a label in common are in one cluster), in the
-/// order of their first parts.
+/// other (two parts with a label in common are in one cluster), each in
+/// `parts`' order, ordered by their first parts.
 fn label_clusters(q: &QueryGraph, parts: &[Vec<QVertex>]) -> Vec<Vec<Vec<QVertex>>> {
-    let labels = |p: &Vec<QVertex>| -> Vec<Label> { p.iter().map(|&v| q.label(v)).collect() };
-    let mut clusters: Vec<(Vec<Label>, Vec<Vec<QVertex>>)> = Vec::new();
-    for part in parts {
-        let mut ls = labels(part);
-        let mut members = vec![part.clone()];
-        // merge every cluster that shares a label with this part
-        let mut k = 0;
-        while k < clusters.len() {
-            if clusters[k].0.iter().any(|l| ls.contains(l)) {
-                let (cl, cm) = clusters.remove(k);
-                ls.extend(cl);
-                members.splice(0..0, cm);
-            } else {
-                k += 1;
+    let shares = |a: &[QVertex], b: &[QVertex]| a.iter().any(|&x| b.iter().any(|&y| q.label(x) == q.label(y)));
+    // each part's cluster, named by its first part
+    let mut root: Vec<usize> = (0..parts.len()).collect();
+    for i in 0..parts.len() {
+        for j in 0..i {
+            if shares(&parts[i], &parts[j]) {
+                let (ri, rj) = (root[i], root[j]);
+                let low = ri.min(rj);
+                for r in root.iter_mut().filter(|r| **r == ri || **r == rj) {
+                    *r = low;
+                }
             }
         }
-        clusters.push((ls, members));
     }
-    // order by each cluster's first part in `parts`
-    let first = |c: &Vec<Vec<QVertex>>| parts.iter().position(|p| c.contains(p)).unwrap_or(usize::MAX);
-    let mut out: Vec<Vec<Vec<QVertex>>> = clusters.into_iter().map(|(_, m)| m).collect();
-    out.sort_by_key(first);
-    for c in &mut out {
-        c.sort_by_key(|p| parts.iter().position(|x| x == p));
+    // a cluster's name is its first part's index: clusters come in that order
+    let mut out: Vec<Vec<Vec<QVertex>>> = Vec::new();
+    let mut at = vec![usize::MAX; parts.len()];
+    for (part, &r) in parts.iter().zip(&root) {
+        if at[r] == usize::MAX {
+            at[r] = out.len();
+            out.push(Vec::new());
+        }
+        out[at[r]].push(part.clone());
     }
     out
 }
 
+/// The connected parts of `rest` (query edges within `rest` only, each in
+/// `rest`'s order) when there are two or more.
 fn connected_parts(q: &QueryGraph, rest: &[QVertex]) -> Option<Vec<Vec<QVertex>>> {
     let within = rest.iter().fold(0u32, |m, &u| m | 1 << u);
     let mut parts: Vec<u32> = Vec::new();

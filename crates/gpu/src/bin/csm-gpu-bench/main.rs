@@ -1338,12 +1338,14 @@ impl Run<'_> {
             .into_iter()
             .chain(filled.iter().copied())
             .collect();
+            // the settings variants (`gcsm-persist-nomemo`, ...) run on the
+            // default cache, made for them when `gcsm-persist` is not a row
+            // itself
+            let variants = engines
+                .iter()
+                .any(|e| e.starts_with("gcsm-persist-") && !own.contains(&e.as_str()));
             for &name in &own {
-                // the settings variants (`gcsm-persist-nomemo`, ...) run on
-                // the default cache, made for them when `gcsm-persist` is
-                // not a row itself
-                let variant_of = |e: &String| e.starts_with("gcsm-persist-") && !own.contains(&e.as_str());
-                let for_variants = name == "gcsm-persist" && engines.iter().any(variant_of);
+                let for_variants = name == "gcsm-persist" && variants;
                 if !want(name) && !for_variants {
                     continue;
                 }
