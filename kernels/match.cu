@@ -982,6 +982,19 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                         const u32* nlv = P + PLAN_HEADER + nd * LEVEL_WORDS;
                         const bool last = nd + 1 == depth;
                         resolve_level(p, ws, nlv, nd, lane, cache_hits, host_lists);
+                        ++nodes;
+                        // (before the memo: a run of hits checks it too)
+                        if (p.time_limit_ns && (nodes & 255u) == 0) {
+                            u32 late = 0;
+                            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
+                            if (__shfl_sync(FULL, late, 0)) {
+                                // Flag now: this may be the warp's last task
+                                // (the fetch loop then ends without a check).
+                                aborted = true;
+                                if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
+                                break;
+                            }
+                        }
                         // Match v17: a memoised last level whose count is
                         // in the memo needs neither staging nor a count.
                         const bool memo = last && p.memo && nlv[L_MEMO] && (!checkl || p.memo_labelled) &&
@@ -996,23 +1009,10 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) match_kernel(const Para
                                     local += n - sub;
                                     ++memo_hits;
                                 }
-                                ++nodes;
                                 continue;
                             }
                         }
                         stage_level(p, ws, nlv, nd, lane, start, stage, bytes, staged);
-                        ++nodes;
-                        if (p.time_limit_ns && (nodes & 255u) == 0) {
-                            u32 late = 0;
-                            if (lane == 0) late = global_ns() - t_start > p.time_limit_ns;
-                            if (__shfl_sync(FULL, late, 0)) {
-                                // Flag now: this may be the warp's last task
-                                // (the fetch loop then ends without a check).
-                                aborted = true;
-                                if (lane == 0) atomicOr((u64*)p.out + OUT_ABORTED, 1ull);
-                                break;
-                            }
-                        }
                         if (defer_node(p, ws, nlv, plan, weight, nd, lane, memo && !p.memo_defer)) continue;
                         if (memo) {
                             // Counted without the conflicts (stored), and

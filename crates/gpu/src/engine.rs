@@ -35,7 +35,7 @@ use crate::host_graph::{HostGraph, HostMemory};
 use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
 use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy};
-use crate::resident::{ResidentCache, ResidentLoad, ResidentUse, Slack};
+use crate::resident::{ResidentCache, ResidentLoad, ResidentUse, Slack, UseSample};
 use crate::route::{LightRoute, Route};
 use crate::shares::{encode_shares, LabelShares};
 use csm_baselines::cpu::{count_delta_parallel, Symmetry};
@@ -899,8 +899,14 @@ impl GpuEngine {
         }
         let late_s = t_late.elapsed().as_secs_f64();
         if persist && !on_cpu {
-            let refresh_s = late_refresh.unwrap_or(run.dc_seconds);
-            resident_use.observe(updates, refresh_s, run.kernel_seconds, use_resident);
+            resident_use.observe(UseSample {
+                updates,
+                refresh_seconds: late_refresh.unwrap_or(run.dc_seconds),
+                mask_seconds: if use_resident { 0.0 } else { run.dc_seconds },
+                kernel_seconds: run.kernel_seconds,
+                nodes: run.kernel.nodes,
+                used: use_resident,
+            });
         }
         if let Some(l) = light.as_mut() {
             l.observe(updates, route, run.seconds);

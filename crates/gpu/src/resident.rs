@@ -970,11 +970,32 @@ impl HostResident {
 struct UseClass {
     /// The last refresh charge.
     refresh: f64,
-    /// Kernel seconds per update over the refreshed cache.
+    /// The last mask charge of a batch that did not use the cache.
+    mask: f64,
+    /// Kernel seconds per search node over the refreshed cache.
     over_cache: UnitTime,
-    /// Kernel seconds per update with the batch's changed lists hidden (or
-    /// on ZP's path).
+    /// Kernel seconds per search node with the batch's changed lists
+    /// hidden (or on ZP's path).
     without: UnitTime,
+    /// Search nodes per update, from every batch of the class.
+    nodes: UnitTime,
+    /// Batches of the class since the arm not taken last ran.
+    since_other: u32,
+    /// Batches between re-tries of that arm (doubles while re-tries
+    /// confirm the choice).
+    retry_after: u32,
+    /// Whether the last batch used the cache.
+    last_used: bool,
+    /// The last batch re-tried the arm not taken.
+    retrying: bool,
+}
+
+impl UseClass {
+    /// Predicted kernel seconds of `updates` updates on one arm.
+    fn kernel(&self, arm: &UnitTime, updates: usize) -> Option<f64> {
+        let nodes = self.nodes.predict(updates)?;
+        Some(arm.predict(1)? * nodes.max(1.0))
+    }
 }
 
 /// Match v9: whether a batch matches over the resident cache. The cache
@@ -991,37 +1012,82 @@ struct UseClass {
 /// changes hidden ([`ResidentCache::mask`]).
 ///
 /// Predictions, per size class of batch (the power of two of its update
-/// count): kernel seconds per update (the lower of a moving average and
-/// the last batch, from batches of the class that used the cache), and the
-/// last refresh charge. With either unknown the cache is used.
+/// count): the last refresh charge, the last mask charge, and each arm's
+/// kernel time as seconds per search node (the lower of a moving average
+/// and the last batch, from batches of the class that took that arm) times
+/// the predicted nodes (search nodes per update, from every batch of the
+/// class). With the cache's kernel or the refresh unknown the cache is
+/// used.
 ///
 /// Match v15: a refresh over that fraction is still paid when it pays for
-/// itself, i.e. when refresh + kernel over the cache is at most the kernel
-/// of the class's batches that did not use it (known once one of them has
-/// run). Hiding a batch's changed lists hides the hub lists it touched, and
+/// itself, i.e. when refresh + kernel over the cache is at most mask +
+/// kernel with the changed lists hidden (known once such a batch has run).
+/// Hiding a batch's changed lists hides the hub lists it touched, and
 /// a large batch touches most of them: on the 500 M-edge bench with one
 /// graph for every query, 8,192-update prism batches ran their kernel in
 /// 5.8 ms over the refreshed cache and in 10.7-18.9 ms with the 630-670
 /// changed lists hidden, to save a refresh charged at 1.5 ms.
+///
+/// Match v18: the arms' kernels are compared per search node, not per
+/// update. Batches of one size differ in work by 10× (64-update 7-wheel
+/// batches of the bench: 0.04-0.44 ms on `zp`), and per update one heavy
+/// batch without the cache made the other arm look 10× slower; the cache,
+/// then always chosen, never measured it again (the 64-update 7-wheel paid
+/// a 0.107 ms refresh for a 0.04 ms kernel on every batch after). The arm
+/// not taken is also re-tried after [`ResidentUse::RETRY`] batches of its
+/// class, that interval doubling each time the re-try confirms the choice.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResidentUse {
     /// The refresh may cost up to this fraction of the predicted kernel
     /// time (0: always use the cache; negative: use it on every other
     /// batch, for tests).
     pub frac: f64,
+    /// Match v18's rule (the default): kernels compared per search node,
+    /// the arm not taken re-tried. False: match v15-v17's, per update and
+    /// never re-tried (for side-by-side runs).
+    pub per_node: bool,
     classes: BySizeClass<UseClass>,
     batches: u64,
+}
+
+/// What one batch told [`ResidentUse`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UseSample {
+    /// Updates in the batch.
+    pub updates: usize,
+    /// Its refresh's charge, whether or not it was on the critical path.
+    pub refresh_seconds: f64,
+    /// Its mask's charge, when it did not use the cache (else 0).
+    pub mask_seconds: f64,
+    pub kernel_seconds: f64,
+    /// Search nodes of its kernel (`KernelStats::nodes`).
+    pub nodes: u64,
+    /// Whether its kernel matched over the refreshed cache.
+    pub used: bool,
 }
 
 impl ResidentUse {
     /// Default of [`ResidentUse::frac`].
     pub const FRAC: f64 = 0.25;
 
+    /// Batches of a class after which the arm not taken is tried again
+    /// (the first interval; it doubles while re-tries confirm the choice).
+    pub const RETRY: u32 = 16;
+
     /// A policy with no history.
     pub fn new(frac: f64) -> ResidentUse {
         ResidentUse {
             frac,
+            per_node: true,
             ..ResidentUse::default()
+        }
+    }
+
+    /// Match v15-v17's rule ([`ResidentUse::per_node`] false).
+    pub fn per_update(self) -> ResidentUse {
+        ResidentUse {
+            per_node: false,
+            ..self
         }
     }
 
@@ -1032,13 +1098,15 @@ impl ResidentUse {
     /// The predicted kernel seconds of a batch of `updates` updates over
     /// the refreshed cache.
     pub fn predicted_kernel(&self, updates: usize) -> Option<f64> {
-        self.class(updates)?.over_cache.predict(updates)
+        let c = self.class(updates)?;
+        c.kernel(&c.over_cache, updates)
     }
 
     /// The predicted kernel seconds of such a batch that does not refresh
     /// first (its changed lists hidden, or on ZP's path).
     pub fn predicted_kernel_without(&self, updates: usize) -> Option<f64> {
-        self.class(updates)?.without.predict(updates)
+        let c = self.class(updates)?;
+        c.kernel(&c.without, updates)
     }
 
     /// The last refresh charge of a batch of this size class.
@@ -1055,26 +1123,59 @@ impl ResidentUse {
         if self.frac == 0.0 {
             return true;
         }
-        match (self.predicted_kernel(updates), self.predicted_refresh(updates)) {
+        let Some(c) = self.class(updates) else {
+            return true;
+        };
+        let choice = match (self.predicted_kernel(updates), self.predicted_refresh(updates)) {
             (Some(k), Some(r)) if r > self.frac * k => self
                 .predicted_kernel_without(updates)
-                .is_some_and(|without| r + k <= without),
+                .is_some_and(|without| r + k <= c.mask + without),
             _ => true,
+        };
+        if self.per_node && choice == c.last_used && c.since_other >= c.retry_after.max(Self::RETRY) {
+            !choice
+        } else {
+            choice
         }
     }
 
-    /// Records a batch: its refresh charge (whether or not it was on the
-    /// critical path), its kernel time, and whether that kernel matched
-    /// over the refreshed cache (`used`) or not.
-    pub fn observe(&mut self, updates: usize, refresh_seconds: f64, kernel_seconds: f64, used: bool) {
+    /// Records a batch.
+    pub fn observe(&mut self, b: UseSample) {
         self.batches += 1;
-        let e = self.classes.entry(updates);
-        e.refresh = refresh_seconds;
-        if used {
-            e.over_cache.observe(updates, kernel_seconds);
-        } else {
-            e.without.observe(updates, kernel_seconds);
+        let e = self.classes.entry(b.updates);
+        // (per update: each update counts as one node)
+        let nodes = if self.per_node { b.nodes } else { b.updates as u64 };
+        if nodes > 0 && b.kernel_seconds.is_finite() {
+            let arm = if b.used { &mut e.over_cache } else { &mut e.without };
+            arm.observe(1, b.kernel_seconds / nodes as f64);
+            e.nodes.observe(b.updates, nodes as f64);
         }
+        e.refresh = b.refresh_seconds;
+        if !b.used && self.per_node {
+            e.mask = b.mask_seconds;
+        }
+        let first = e.since_other == 0 && e.retry_after == 0;
+        if e.retrying {
+            // the batch after a re-try: back to the old arm confirms the
+            // choice (re-try later), staying means the re-try paid
+            e.retry_after = if b.used != e.last_used {
+                e.retry_after.max(Self::RETRY).saturating_mul(2)
+            } else {
+                Self::RETRY
+            };
+            e.retrying = false;
+        } else if !first && b.used != e.last_used && e.since_other >= e.retry_after.max(Self::RETRY) {
+            e.retrying = true;
+        }
+        if first {
+            e.retry_after = Self::RETRY;
+        }
+        e.since_other = if b.used == e.last_used && !first {
+            e.since_other + 1
+        } else {
+            1
+        };
+        e.last_used = b.used;
     }
 }
 
@@ -1885,34 +1986,46 @@ mod tests {
         assert_eq!(p.whole + p.patched + p.evicted, want);
     }
 
+    /// A batch for [`ResidentUse::observe`] of `nodes` search nodes.
+    fn sample(updates: usize, refresh: f64, kernel: f64, nodes: u64, used: bool) -> UseSample {
+        UseSample {
+            updates,
+            refresh_seconds: refresh,
+            mask_seconds: 0.0,
+            kernel_seconds: kernel,
+            nodes,
+            used,
+        }
+    }
+
     #[test]
     fn resident_use_skips_batches_whose_refresh_outweighs_the_kernel() {
         let mut u = ResidentUse::new(ResidentUse::FRAC);
         // Nothing known: use the cache.
         assert!(u.use_cache(64));
         // 64 updates: refresh 0.12 ms against a 0.4 ms kernel (> 25%): skip.
-        u.observe(64, 0.12e-3, 0.4e-3, true);
+        u.observe(sample(64, 0.12e-3, 0.4e-3, 1000, true));
         assert!(!u.use_cache(64));
         // Without the refresh the kernel took 0.45 ms: 0.12 + 0.4 > 0.45,
         // the refresh does not pay for itself.
-        u.observe(64, 0.12e-3, 0.45e-3, false);
+        u.observe(sample(64, 0.12e-3, 0.45e-3, 1000, false));
         assert!(!u.use_cache(64));
         // A size class not seen yet: use the cache, then learn.
         assert!(u.use_cache(8192));
-        u.observe(8192, 1.0e-3, 6e-3, true);
+        u.observe(sample(8192, 1.0e-3, 6e-3, 10_000, true));
         assert!(u.use_cache(8192));
         // A cheaper refresh brings 64-update batches back.
-        u.observe(64, 0.05e-3, 0.45e-3, false);
+        u.observe(sample(64, 0.05e-3, 0.45e-3, 1000, false));
         assert!(u.use_cache(64));
         // 0: always; negative: every other batch.
         let mut a = ResidentUse::new(0.0);
-        a.observe(64, 1.0, 1e-6, true);
+        a.observe(sample(64, 1.0, 1e-6, 10, true));
         assert!(a.use_cache(64));
         let mut t = ResidentUse::new(-1.0);
         let pattern: Vec<bool> = (0..4)
             .map(|_| {
                 let x = t.use_cache(64);
-                t.observe(64, 1e-4, 1e-3, x);
+                t.observe(sample(64, 1e-4, 1e-3, 100, x));
                 x
             })
             .collect();
@@ -1924,20 +2037,94 @@ mod tests {
         // The 8,192-update prism of the bench with one graph for every
         // query: 5.8 ms over the refreshed cache, refresh 1.5 ms (> 25%).
         let mut u = ResidentUse::new(ResidentUse::FRAC);
-        u.observe(8192, 1.5e-3, 5.8e-3, true);
+        u.observe(sample(8192, 1.5e-3, 5.8e-3, 50_000, true));
         // Nothing known without the refresh yet: skip it once, to learn.
         assert!(!u.use_cache(8192));
         // Hidden hub lists: 15.7 ms. 1.5 + 5.8 <= 15.7: refresh again.
-        u.observe(8192, 1.5e-3, 15.7e-3, false);
+        u.observe(sample(8192, 1.5e-3, 15.7e-3, 50_000, false));
         assert!(u.use_cache(8192));
         // Per update: a batch of 6,000 updates (same class) scales both.
         assert!(u.use_cache(6000));
         // A kernel without the refresh only a little slower: skip it.
         let mut v = ResidentUse::new(ResidentUse::FRAC);
-        v.observe(8192, 1.5e-3, 5.8e-3, true);
-        v.observe(8192, 1.5e-3, 6.5e-3, false);
+        v.observe(sample(8192, 1.5e-3, 5.8e-3, 50_000, true));
+        v.observe(sample(8192, 1.5e-3, 6.5e-3, 50_000, false));
         assert!(!v.use_cache(8192));
         // The kernel without it is remembered per size class only.
         assert!(v.use_cache(64));
+        // The mask's charge counts against the arm without the refresh:
+        // 1.5 + 5.8 <= 0.9 + 6.5.
+        let mut m = ResidentUse::new(ResidentUse::FRAC);
+        m.observe(sample(8192, 1.5e-3, 5.8e-3, 50_000, true));
+        m.observe(UseSample {
+            mask_seconds: 0.9e-3,
+            ..sample(8192, 1.5e-3, 6.5e-3, 50_000, false)
+        });
+        assert!(m.use_cache(8192));
+    }
+
+    #[test]
+    fn resident_use_compares_kernels_per_search_node() {
+        // The 64-update 7-wheel of the bench's run 1 (match v18): over the
+        // cache 0.049 ms, refresh 0.108 ms; hidden 0.036 ms; then a batch
+        // with 10x the work, hidden, 0.42 ms. Per update that heavy batch
+        // made the hidden arm look slower than refresh + cache (0.15 ms)
+        // and the cache was chosen from then on; per node it is not.
+        let mut u = ResidentUse::new(ResidentUse::FRAC);
+        u.observe(sample(64, 0.108e-3, 0.049e-3, 5_000, true));
+        assert!(!u.use_cache(64));
+        u.observe(sample(64, 0.108e-3, 0.036e-3, 5_000, false));
+        assert!(!u.use_cache(64));
+        u.observe(sample(64, 0.108e-3, 0.422e-3, 50_000, false));
+        assert!(!u.use_cache(64), "one heavy batch must not flip the choice");
+        // Match v17's rule, per update, chose the cache after the same
+        // batches: 0.108 + 0.049 <= (0.036 + 0.422) / 2.
+        let mut per_update = ResidentUse::new(ResidentUse::FRAC).per_update();
+        for (k, nodes, used) in [
+            (0.049e-3, 5_000, true),
+            (0.036e-3, 5_000, false),
+            (0.422e-3, 50_000, false),
+        ] {
+            per_update.observe(sample(64, 0.108e-3, k, nodes, used));
+        }
+        assert!(per_update.use_cache(64));
+    }
+
+    #[test]
+    fn resident_use_retries_the_arm_not_taken_ever_less_often() {
+        // The cache always wins here, so each re-try is confirmed and the
+        // interval doubles: batches 17, 50, 115, ... skip the refresh.
+        let mut u = ResidentUse::new(ResidentUse::FRAC);
+        u.observe(sample(8192, 1.5e-3, 5.8e-3, 50_000, true));
+        u.observe(sample(8192, 1.5e-3, 15.7e-3, 50_000, false));
+        let mut skipped = Vec::new();
+        for b in 0..200 {
+            let used = u.use_cache(8192);
+            if !used {
+                skipped.push(b);
+            }
+            let k = if used { 5.8e-3 } else { 15.7e-3 };
+            u.observe(sample(8192, 1.5e-3, k, 50_000, used));
+        }
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        let gaps: Vec<usize> = skipped.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.windows(2).all(|g| g[1] > g[0]), "{skipped:?}");
+        // A re-try that finds the other arm quicker keeps it.
+        let mut v = ResidentUse::new(ResidentUse::FRAC);
+        v.observe(sample(64, 0.1e-3, 0.1e-3, 1000, true));
+        v.observe(sample(64, 0.1e-3, 1.0e-3, 1000, false));
+        let mut arms = Vec::new();
+        for _ in 0..40 {
+            let used = v.use_cache(64);
+            arms.push(used);
+            // the hidden arm has become quick (e.g. the hubs moved)
+            let k = if used { 0.1e-3 } else { 0.05e-3 };
+            v.observe(sample(64, 0.1e-3, k, 1000, used));
+        }
+        let first_skip = arms.iter().position(|&x| !x).expect("a re-try");
+        assert_eq!(first_skip, ResidentUse::RETRY as usize, "{arms:?}");
+        // from then on the cache is only re-tried, once in 16 batches
+        let back = arms[first_skip..].iter().filter(|&&x| x).count();
+        assert_eq!(back, 1, "{arms:?}");
     }
 }

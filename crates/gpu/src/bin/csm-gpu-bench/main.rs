@@ -96,7 +96,10 @@
 //! always uses the cache, `gcsm-persist-useN` lets the refresh cost up to
 //! N% of the predicted kernel time (default 25). Match v15: a refresh over
 //! that share is still paid when refresh plus kernel over the cache is at
-//! most the kernel of the size class's rows that did not use it.
+//! most the kernel of the size class's rows that did not use it. Match v18
+//! compares those kernels per search node (plus the mask's charge) and
+//! re-tries the arm not taken after 16 batches of a size class;
+//! `gcsm-persist-v17use` keeps v15-v17's rule (per update, no re-tries).
 //!
 //! Match v10: such a row no longer runs on ZP's path but over the cache
 //! with the batch's changed lists hidden from the kernel
@@ -190,7 +193,7 @@ use csm_gpu::cache::{
 };
 use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
-use csm_gpu::resident::{ResidentCache, ResidentUse, Slack};
+use csm_gpu::resident::{ResidentCache, ResidentUse, Slack, UseSample};
 use csm_gpu::shared_ptr::SharedPtr;
 use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, HotLists, MatcherConfig, QueryPlans};
@@ -1734,7 +1737,15 @@ impl Run<'_> {
                                     None if always => 0.0,
                                     None => ResidentUse::FRAC,
                                 };
-                                let u = uses.entry((e.clone(), qi)).or_insert_with(|| ResidentUse::new(frac));
+                                // "-v17use": match v15-v17's rule (per update, no re-tries).
+                                let u = uses.entry((e.clone(), qi)).or_insert_with(|| {
+                                    let u = ResidentUse::new(frac);
+                                    if e.contains("-v17use") {
+                                        u.per_update()
+                                    } else {
+                                        u
+                                    }
+                                });
                                 // Match v10: a row that does not use the
                                 // refreshed cache matches over it with the
                                 // batch's changed lists hidden (`-bypass`: every
@@ -1772,14 +1783,22 @@ impl Run<'_> {
                                 let res = with_settings(matcher, e, a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
                                     .and_then(|mut r| {
                                         let secs = load.charged_seconds(refresh_dev);
-                                        u.observe(size, secs, r.kernel_seconds, used);
+                                        let mut mask_secs = 0.0;
                                         if used {
                                             r.charge_cache_load(secs, load.bytes, c.layout().live());
                                         } else if let Some((m, hidden)) = &mask {
-                                            let secs = m.charged_seconds(c.device_seconds()?);
+                                            mask_secs = m.charged_seconds(c.device_seconds()?);
                                             let live = c.layout().live().saturating_sub(hidden.len());
-                                            r.charge_cache_load(secs, m.bytes, live);
+                                            r.charge_cache_load(mask_secs, m.bytes, live);
                                         }
+                                        u.observe(UseSample {
+                                            updates: size,
+                                            refresh_seconds: secs,
+                                            mask_seconds: mask_secs,
+                                            kernel_seconds: r.kernel_seconds,
+                                            nodes: r.kernel.nodes,
+                                            used,
+                                        });
                                         if let Some(l) = hot_load {
                                             r.add_cache_load(l.seconds, l.bytes);
                                         }
