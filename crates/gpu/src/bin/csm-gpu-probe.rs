@@ -2,7 +2,7 @@
 //! and managed memory (sequential and random 128-byte lines; GCSM Sec. II-C),
 //! and the throughput of the intersection kernel, as Markdown tables.
 //!
-//! Usage: `csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH]`
+//! Usage: `csm-gpu-probe [--bytes N] [--managed-bytes N] [--json PATH] [--enqueue]`
 //! (sizes in bytes; defaults 1 GiB and 256 MiB). Exits with status 2 when no
 //! GPU is available, 64 on bad arguments.
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use csm_gpu::intersect::PairRange;
-use csm_gpu::probe::{probe_memory, ProbeMemory, ProbeResult};
+use csm_gpu::probe::{enqueue_latency, probe_memory, Pause, ProbeMemory, ProbeResult};
 use csm_gpu::{gpu_available, intersect_counts_timed, Gpu, GpuError};
 
 /// Command line.
@@ -31,6 +31,10 @@ struct Args {
     /// Also write the figures to this JSON file.
     #[arg(long)]
     json: Option<String>,
+    /// Only time a small queued copy after each kind of host work (the
+    /// first GPU call of a batch), then exit.
+    #[arg(long)]
+    enqueue: bool,
 }
 
 /// Paper/brief reference figures for the table (GB/s).
@@ -104,8 +108,31 @@ fn cpu_count(lists: &[u32], p: PairRange) -> u32 {
     c
 }
 
+/// `--enqueue`: the host time of a small queued copy after host work.
+fn enqueue_table(gpu: &Gpu) -> Result<(), GpuError> {
+    println!("## Enqueue after host work\n");
+    println!("| host work before | for ms | median enqueue ms | best ms |");
+    println!("|---|---:|---:|---:|");
+    let mut memory = vec![1u64; 1 << 27];
+    for (pause, ms) in [
+        (Pause::None, 0.0),
+        (Pause::Sleep, 3.0),
+        (Pause::Spin, 3.0),
+        (Pause::Memory, 0.3),
+        (Pause::Memory, 3.0),
+        (Pause::None, 0.0),
+    ] {
+        let (median, best) = enqueue_latency(gpu, pause, ms, 200, &mut memory)?;
+        println!("| {} | {ms} | {:.4} | {:.4} |", pause.label(), median * 1e3, best * 1e3);
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> Result<(), GpuError> {
     let gpu = Gpu::open(0)?;
+    if args.enqueue {
+        return enqueue_table(&gpu);
+    }
     let info = gpu.info();
     println!("## Device\n");
     println!(
