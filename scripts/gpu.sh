@@ -9,7 +9,9 @@
 #                             nvidia-smi, every carried test binary
 #                             (--test-threads=1 --nocapture), a CPU-fallback
 #                             check, compute-sanitizer on the smoke and
-#                             matching tests, then csm-gpu-bench.
+#                             matching tests, `csm stream --engine gpu`
+#                             against the CPU engine (counts per batch,
+#                             --budget all and default), then csm-gpu-bench.
 #                             Logs go to $OUT (at most 8 files come back):
 #                             gpu_sh.log, sanitizer.log, bench.csv,
 #                             bench.json, bench.md (+ probe.md/probe.json);
@@ -289,7 +291,36 @@ run_remote() {
 
     if [[ -x "$CARRY_BIN/csm" ]]; then
         echo
-        echo "== csm CLI present: $("$CARRY_BIN/csm" --version 2>&1 | head -n1 || true)"
+        echo "== csm CLI: $("$CARRY_BIN/csm" --version 2>&1 | head -n1 || true)"
+        # `csm stream --engine gpu` (the CLI path, GpuEngine) against the
+        # CPU engine on a generated graph: per-batch counts must be equal,
+        # with the whole graph cached (--budget all) and with the default.
+        local c="$CARRY_BIN/csm" w q v ref got
+        c="$(cd "$(dirname "$c")" && pwd)/csm"
+        w="$(mktemp -d)"
+        set +e
+        "$c" gen graph --scale 15 --edges 200000 --labels 4 -o "$w/g.graph" >/dev/null 2>&1 &&
+            "$c" gen stream -g "$w/g.graph" --count 3000 -o "$w/s.stream" --initial "$w/g0.graph" >/dev/null 2>&1
+        rc=$?
+        ((rc == 0)) || { echo "   csm gen failed: exit $rc"; failures=$((failures + 1)); }
+        for q in house 5-cycle; do
+            ((rc == 0)) || break
+            ref="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b 500 --engine cpu --json 2>&1 |
+                grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
+            for v in "gcsm-persist --budget all" "gcsm-persist" "zp"; do
+                # shellcheck disable=SC2086
+                got="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b 500 --engine gpu \
+                    --variant $v --json 2>&1 | grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
+                if [[ -n "$ref" && "$got" == "$ref" ]]; then
+                    echo "   csm stream $q --variant $v: counts equal to the CPU engine's"
+                else
+                    echo "   csm stream $q --variant $v: MISMATCH (cpu: ${ref:0:80} / gpu: ${got:0:80})"
+                    failures=$((failures + 1))
+                fi
+            done
+        done
+        set -e
+        rm -rf "$w"
     fi
 
     if ((bench)) && [[ -x "$CARRY_BIN/csm-gpu-bench" ]]; then

@@ -480,6 +480,34 @@ pub fn parse_size(flag: &str, s: &str, whole: Option<usize>) -> Result<usize> {
     Ok((number(num, "byte count")? * mult as f64) as usize)
 }
 
+/// `--budget` of `--engine gpu`: a fraction of the graph's list bytes in
+/// (0, 1) such as `0.05`, a percentage in (0, 100] such as `5%`, `all`
+/// (the whole graph: on a card it fits, nothing is read over the link but
+/// a batch's changed lists), or a byte count (`N`, `N{K,M,G}`).
+pub fn parse_gpu_budget(s: &str) -> Result<csm_gpu::Budget> {
+    let t = s.trim();
+    let bad =
+        || anyhow!("--budget must be a fraction in (0, 1), a percentage in (0, 100], `all` or a byte count, got `{s}`");
+    if t.eq_ignore_ascii_case("all") {
+        return Ok(csm_gpu::Budget::Fraction(1.0));
+    }
+    if let Some(p) = t.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => Ok(csm_gpu::Budget::Fraction(p / 100.0)),
+            _ => Err(bad()),
+        };
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        if f > 0.0 && f < 1.0 {
+            return Ok(csm_gpu::Budget::Fraction(f));
+        }
+    }
+    match parse_size("--budget", t, None) {
+        Ok(b) if b >= 1 && b != usize::MAX => Ok(csm_gpu::Budget::Bytes(b)),
+        _ => Err(bad()),
+    }
+}
+
 /// `--threads T` (T > 0) for the whole command: the global rayon pool, which
 /// reading the inputs, keeping a query's edges and building the counted
 /// graph use, gets T threads as the engine's own pool does (0 leaves it at
@@ -526,8 +554,8 @@ pub struct EngineArgs {
     /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist.
     #[arg(long, value_name = "V", default_value = "gcsm")]
     pub variant: String,
-    /// GPU cache budget for `--engine gpu`: bytes, or a fraction of the graph
-    /// like 0.05.
+    /// GPU cache budget for `--engine gpu`: a fraction of the graph's list
+    /// bytes like 0.05, a percentage like 5%, `all`, or bytes (N, N{K,M,G}).
     #[arg(long, value_name = "B", default_value = "0.05")]
     pub budget: String,
     /// Kernel launch settings for `--engine gpu`, as KEY=VALUE[,KEY=VALUE...]:
@@ -609,14 +637,7 @@ impl EngineArgs {
                 self.variant
             )
         })?;
-        let budget = match self.budget.parse::<f64>() {
-            Ok(f) if f > 0.0 && f < 1.0 => csm_gpu::Budget::Fraction(f),
-            Ok(b) if b >= 1.0 => csm_gpu::Budget::Bytes(b as usize),
-            _ => bail!(
-                "--budget must be a byte count or a fraction in (0, 1), got `{}`",
-                self.budget
-            ),
-        };
+        let budget = parse_gpu_budget(&self.budget)?;
         // parsed before the device is opened: a bad setting is reported on
         // any machine
         let config = csm_gpu::MatcherConfig::default().with_settings(&self.gpu_kernel)?;
@@ -706,7 +727,24 @@ pub fn output_name(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_gpu_budget, parse_size};
+
+    #[test]
+    fn gpu_budgets_parse_as_fractions_percentages_all_or_bytes() {
+        use csm_gpu::Budget::{Bytes, Fraction};
+        let ok = |s: &str| parse_gpu_budget(s).unwrap();
+        assert_eq!(ok("0.05"), Fraction(0.05));
+        assert_eq!(ok("5%"), Fraction(0.05));
+        assert_eq!(ok("100%"), Fraction(1.0));
+        assert_eq!(ok("all"), Fraction(1.0));
+        assert_eq!(ok(" ALL "), Fraction(1.0));
+        assert_eq!(ok("200M"), Bytes(200 << 20));
+        assert_eq!(ok("4096"), Bytes(4096));
+        for bad in ["0", "-1", "0%", "150%", "nan", "x", "unlimited", "-2G"] {
+            let e = parse_gpu_budget(bad).unwrap_err().to_string();
+            assert!(e.contains("--budget") && e.contains(bad), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn sizes_parse_as_bytes_suffixes_percentages_or_unlimited() {

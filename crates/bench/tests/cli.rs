@@ -1204,6 +1204,7 @@ fn gpu_flags_are_checked_before_the_device() {
     for (flag, bad, good) in [
         ("--gpu-light-on-cpu", ["0", "-1", "nan"], "1"),
         ("--gpu-resident-fill", ["0", "1.5", "nan"], "0.9"),
+        ("--budget", ["0", "150%", "lots"], "all"),
     ] {
         for bad in bad {
             let out = run(flag, bad);
