@@ -979,7 +979,7 @@ struct UseClass {
     without: UnitTime,
     /// Search nodes per update, from every batch of the class.
     nodes: UnitTime,
-    /// Batches of the class since the arm not taken last ran.
+    /// Batches of the class in a row on the last batch's arm.
     since_other: u32,
     /// Batches between re-tries of that arm (doubles while re-tries
     /// confirm the choice).
