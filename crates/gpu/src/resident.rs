@@ -982,7 +982,7 @@ struct UseClass {
     /// Batches of the class in a row on the last batch's arm.
     since_other: u32,
     /// Batches between re-tries of that arm (doubles while re-tries
-    /// confirm the choice).
+    /// confirm the choice; 0 until then: [`ResidentUse::RETRY`]).
     retry_after: u32,
     /// Whether the last batch used the cache.
     last_used: bool,
@@ -1154,7 +1154,8 @@ impl ResidentUse {
         if !b.used && self.per_node {
             e.mask = b.mask_seconds;
         }
-        let first = e.since_other == 0 && e.retry_after == 0;
+        // (every batch leaves since_other at 1 or more)
+        let first = e.since_other == 0;
         if e.retrying {
             // the batch after a re-try: back to the old arm confirms the
             // choice (re-try later), staying means the re-try paid
@@ -1166,9 +1167,6 @@ impl ResidentUse {
             e.retrying = false;
         } else if !first && b.used != e.last_used && e.since_other >= e.retry_after.max(Self::RETRY) {
             e.retrying = true;
-        }
-        if first {
-            e.retry_after = Self::RETRY;
         }
         e.since_other = if b.used == e.last_used && !first {
             e.since_other + 1
