@@ -303,20 +303,27 @@ run_remote() {
             "$c" gen stream -g "$w/g.graph" --count 3000 -o "$w/s.stream" --initial "$w/g0.graph" >/dev/null 2>&1
         rc=$?
         ((rc == 0)) || { echo "   csm gen failed: exit $rc"; failures=$((failures + 1)); }
+        # Batches of 1,024 run the resident refresh or mask beside the seeds
+        # and split (match v20, from 512 updates).
+        local bs vs
         for q in house 5-cycle; do
-            ((rc == 0)) || break
-            ref="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b 500 --engine cpu --json 2>&1 |
-                grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
-            for v in "gcsm-persist --budget all" "gcsm-persist" "zp"; do
-                # shellcheck disable=SC2086
-                got="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b 500 --engine gpu \
-                    --variant $v --json 2>&1 | grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
-                if [[ -n "$ref" && "$got" == "$ref" ]]; then
-                    echo "   csm stream $q --variant $v: counts equal to the CPU engine's"
-                else
-                    echo "   csm stream $q --variant $v: MISMATCH (cpu: ${ref:0:80} / gpu: ${got:0:80})"
-                    failures=$((failures + 1))
-                fi
+            for bs in 500 1024; do
+                ((rc == 0)) || break
+                ref="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b $bs --engine cpu --json 2>&1 |
+                    grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
+                vs=("gcsm-persist --budget all" "gcsm-persist" "zp")
+                ((bs == 500)) || vs=("gcsm-persist --budget all" "gcsm-persist")
+                for v in "${vs[@]}"; do
+                    # shellcheck disable=SC2086
+                    got="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b $bs --engine gpu \
+                        --variant $v --json 2>&1 | grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"
+                    if [[ -n "$ref" && "$got" == "$ref" ]]; then
+                        echo "   csm stream $q -b $bs --variant $v: counts equal to the CPU engine's"
+                    else
+                        echo "   csm stream $q -b $bs --variant $v: MISMATCH (cpu: ${ref:0:80} / gpu: ${got:0:80})"
+                        failures=$((failures + 1))
+                    fi
+                done
             done
         done
         set -e

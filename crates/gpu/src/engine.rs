@@ -34,7 +34,8 @@ use crate::error::{GpuError, GpuResult};
 use crate::host_graph::{HostGraph, HostMemory};
 use crate::hot::HotLists;
 use crate::matcher::{DeviceMatcher, KernelStats, MatcherConfig, Seeds};
-use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy};
+use crate::overlap::{beside, Overlap};
+use crate::plan::{encode_plan, QueryPlans, Seed, Shape, SplitPolicy, Task, TaskOptions};
 use crate::resident::{ResidentCache, ResidentLoad, ResidentUse, Slack, UseSample};
 use crate::route::{LightRoute, Route};
 use crate::shares::{encode_shares, LabelShares};
@@ -178,6 +179,15 @@ impl StagedRun {
         self.cache_vertices = vertices;
     }
 
+    /// Records a cache load that ran beside this run's host work (match
+    /// v20): `waited`, the part the run waited for, is already in its wall
+    /// time and becomes its DC time.
+    pub fn note_cache_load(&mut self, waited: f64, bytes: usize, vertices: usize) {
+        self.dc_seconds = waited;
+        self.cache_bytes = bytes;
+        self.cache_vertices = vertices;
+    }
+
     /// Adds a second cache load (match v12's hot lists) to the one charged
     /// (its lists are not counted in `cache_vertices`, the resident set's).
     pub fn add_cache_load(&mut self, seconds: f64, bytes: usize) {
@@ -228,7 +238,8 @@ pub fn run_staged(
         _ => cache.clear(),
     }
     let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
-    split_and_run(matcher, cache_ref, g, host, plans, &seeds, policy, &mut run)?;
+    let prep = cut(g, plans, &seeds, matcher.task_options(), policy.as_deref());
+    launch_into(matcher, cache_ref, host, plans, &prep, policy, &mut run)?;
     if let Some(sel) = selector {
         sel.observe(&Observed {
             seeds: seeds.len(),
@@ -254,49 +265,90 @@ pub fn run_cached(
     policy: Option<&mut SplitPolicy>,
 ) -> GpuResult<StagedRun> {
     let t0 = Instant::now();
+    let prep = prepare(g, plans, matcher.task_options(), policy.as_deref());
+    launch(matcher, cache, host, plans, prep, policy, t0)
+}
+
+/// A staged batch's seeds cut into kernel tasks: the host work before its
+/// kernel ([`prepare`]), which [`crate::overlap::beside`] can run beside a
+/// resident refresh (match v20).
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
+    seeds: usize,
+    tasks: Vec<Task>,
+    split_seconds: f64,
+}
+
+/// The seeds of the batch staged in `g` (execution-tree roots) cut into
+/// kernel tasks with `base` options, or those `policy` picks for the
+/// batch (match v9).
+pub fn prepare(g: &DynamicGraph, plans: &QueryPlans, base: TaskOptions, policy: Option<&SplitPolicy>) -> Prepared {
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
     let seeds = plans.seeds(g, delta);
+    cut(g, plans, &seeds, base, policy)
+}
+
+/// Cuts `seeds` into kernel tasks (see [`prepare`]).
+fn cut(
+    g: &DynamicGraph,
+    plans: &QueryPlans,
+    seeds: &[Seed],
+    base: TaskOptions,
+    policy: Option<&SplitPolicy>,
+) -> Prepared {
+    let t = Instant::now();
+    let opts = policy.map_or(base, |p| p.options(base, seeds.len()));
+    let tasks = plans.tasks(g, seeds, &opts);
+    Prepared {
+        seeds: seeds.len(),
+        tasks,
+        split_seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// Runs the kernel over `cache` on a prepared batch and fills a run's
+/// split, task, kernel and count fields; `seconds` is the wall time since
+/// `t0`. `policy` learns the kernel's time. A kernel that hit its time
+/// limit is an error.
+pub fn launch(
+    matcher: &mut DeviceMatcher,
+    cache: Option<&dyn KernelCache>,
+    host: &HostGraph,
+    plans: &QueryPlans,
+    prep: Prepared,
+    policy: Option<&mut SplitPolicy>,
+    t0: Instant,
+) -> GpuResult<StagedRun> {
     let mut run = StagedRun::default();
-    split_and_run(matcher, cache, g, host, plans, &seeds, policy, &mut run)?;
+    launch_into(matcher, cache, host, plans, &prep, policy, &mut run)?;
     run.seconds = t0.elapsed().as_secs_f64();
     Ok(run)
 }
 
-/// The part of a batch both paths share: cuts `seeds` into kernel tasks
-/// (with the matcher's task options, or those `policy` picks for the
-/// batch, match v9), runs the kernel over `cache`, and fills `run`'s split,
-/// task, kernel and count fields. A kernel that hit its time limit is an
-/// error.
-#[allow(clippy::too_many_arguments)]
-fn split_and_run(
+fn launch_into(
     matcher: &mut DeviceMatcher,
     cache: Option<&dyn KernelCache>,
-    g: &DynamicGraph,
     host: &HostGraph,
     plans: &QueryPlans,
-    seeds: &[Seed],
+    prep: &Prepared,
     policy: Option<&mut SplitPolicy>,
     run: &mut StagedRun,
 ) -> GpuResult<()> {
-    let t_split = Instant::now();
-    let base = matcher.task_options();
-    let opts = policy.as_ref().map_or(base, |p| p.options(base, seeds.len()));
-    let tasks = plans.tasks(g, seeds, &opts);
-    run.split_seconds = t_split.elapsed().as_secs_f64();
-    let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&tasks))?;
+    run.split_seconds = prep.split_seconds;
+    let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&prep.tasks))?;
     if let Some(p) = policy {
-        p.observe(seeds.len(), k.kernel_seconds);
+        p.observe(prep.seeds, k.kernel_seconds);
     }
     if k.aborted {
         return Err(GpuError::TimedOut(format!(
             "the matching kernel hit its time limit of {:?} ({} tasks)",
             matcher.config().time_limit.unwrap_or_default(),
-            tasks.len()
+            prep.tasks.len()
         )));
     }
-    run.tasks = tasks.len();
-    run.roots = seeds.len();
+    run.tasks = prep.tasks.len();
+    run.roots = prep.seeds;
     run.positive = k.positive;
     run.negative = k.negative;
     run.kernel_seconds = k.kernel_seconds;
@@ -396,6 +448,10 @@ pub struct GpuEngine {
     resident_bypass: bool,
     /// Share of the budget for the batch's hot lists (match v12).
     hot_frac: f64,
+    /// Batches of at least this many updates run their resident refresh
+    /// or mask beside their seeds and task split (match v20,
+    /// [`crate::overlap`]); set by [`GpuEngine::with_overlap_from`].
+    overlap_from: usize,
     /// The resident cache's fill and slack ([`ResidentCache::build_with`]);
     /// set by [`GpuEngine::with_resident_layout`].
     resident_layout: (f64, Slack),
@@ -439,6 +495,7 @@ impl GpuEngine {
             resident_commit: true,
             resident_bypass: true,
             hot_frac: 0.0,
+            overlap_from: crate::overlap::OVERLAP_FROM,
             resident_layout: (ResidentCache::FILL, Slack::default()),
             edge_filter: true,
             apart: None,
@@ -498,6 +555,15 @@ impl GpuEngine {
     /// reports `resident_renew_seconds`).
     pub fn with_resident_layout(mut self, fill: f64, slack: Slack) -> Self {
         self.resident_layout = (fill, slack);
+        self
+    }
+
+    /// From how many updates a `GcsmPersist` batch runs its resident
+    /// refresh or mask on a second thread beside its seeds and task split
+    /// (match v20; default [`crate::overlap::OVERLAP_FROM`];
+    /// `usize::MAX`: never, as before v20).
+    pub fn with_overlap_from(mut self, updates: usize) -> Self {
+        self.overlap_from = updates;
         self
     }
 
@@ -697,6 +763,7 @@ impl GpuEngine {
         let symmetry = self.symmetry;
         let commit_on_device = self.resident_commit;
         let bypass_on = self.resident_bypass;
+        let overlap_from = self.overlap_from;
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         let Inner {
             matcher,
@@ -751,7 +818,17 @@ impl GpuEngine {
         let route = light.as_ref().map_or(Route::Gpu, |l| l.choose(updates));
         let on_cpu = route == Route::Cpu;
         let use_resident = persist && !on_cpu && resident_use.use_cache(updates);
-        let refreshed = use_resident.then(|| match resident.as_mut() {
+        // Match v20: from `overlap_from` updates the refresh (or the mask)
+        // runs after the mirror's sync, on a second thread beside the seeds
+        // and task split (not with the opt-in hot area, which needs the
+        // mask before its staging).
+        let threaded = persist
+            && !on_cpu
+            && hot.is_none()
+            && resident.is_some()
+            && (use_resident || bypass_on)
+            && updates >= overlap_from;
+        let refreshed = (use_resident && !threaded).then(|| match resident.as_mut() {
             Some(c) => {
                 let marks = st.graph.is_pending().then(|| st.graph.pending_marks());
                 c.refresh(matcher.gpu(), &st.graph, &changed, marks)
@@ -780,7 +857,7 @@ impl GpuEngine {
         // mask precedes the kernel and is charged to it. A failed one drops
         // the cache (counts stay exact on ZP's path).
         let mut hidden: Option<(ResidentLoad, Vec<VertexId>)> = None;
-        if persist && !use_resident && bypass_on && !on_cpu {
+        if persist && !use_resident && bypass_on && !on_cpu && !threaded {
             if let Some(c) = resident.as_mut() {
                 match c.mask(matcher.gpu(), &st.graph, &changed) {
                     Ok(m) => hidden = Some(m),
@@ -808,8 +885,58 @@ impl GpuEngine {
             Some(s) => Some(s.as_mut()),
             None => None,
         };
+        // Match v20: what the threaded refresh or mask did, and the host
+        // time of the seeds and split it ran beside.
+        let mut overlap: Option<(Overlap, f64)> = None;
         let result = if on_cpu {
             Ok(cpu_run(st, symmetry))
+        } else if threaded {
+            let gpu = matcher.gpu().clone();
+            let base = matcher.task_options();
+            let c = resident.as_mut().expect("threaded batches have a resident cache");
+            let (graph, plans) = (&st.graph, &st.plans);
+            let policy = &*split;
+            let marks = graph.is_pending().then(|| graph.pending_marks());
+            let t0 = Instant::now();
+            let ((prep, prep_s), side, ov) = beside(
+                true,
+                || {
+                    let t = Instant::now();
+                    (prepare(graph, plans, base, Some(policy)), t.elapsed().as_secs_f64())
+                },
+                || {
+                    if use_resident {
+                        c.refresh(&gpu, graph, &changed, marks).map(|l| (l, None))
+                    } else {
+                        c.mask(&gpu, graph, &changed).map(|(l, h)| (l, Some(h)))
+                    }
+                },
+            );
+            overlap = Some((ov, prep_s));
+            match side {
+                Ok((load, h)) => {
+                    let live = c.layout().live().saturating_sub(h.as_ref().map_or(0, Vec::len));
+                    let r = launch(matcher, Some(&*c), &st.host, &st.plans, prep, Some(&mut *split), t0);
+                    if let Some(h) = h {
+                        hidden = Some((load, h));
+                    }
+                    r.map(|mut r| {
+                        // the wait is already in the run's wall time
+                        r.note_cache_load(ov.wait_seconds, load.bytes, live);
+                        r
+                    })
+                }
+                Err(e) if use_resident => {
+                    // A half-applied refresh leaves the device copy unknown.
+                    *resident = None;
+                    Err(e)
+                }
+                Err(_) => {
+                    // A failed mask drops the cache: ZP's path, counts exact.
+                    *resident = None;
+                    launch(matcher, None, &st.host, &st.plans, prep, Some(&mut *split), t0)
+                }
+            }
         } else if let Some(e) = hot_err {
             Err(e)
         } else if persist && !use_resident {
@@ -899,9 +1026,17 @@ impl GpuEngine {
         }
         let late_s = t_late.elapsed().as_secs_f64();
         if persist && !on_cpu {
+            // Threaded (match v20), a batch pays only the part of a refresh
+            // its seeds and split do not cover: a late refresh (after the
+            // kernel, not overlapped) counts for what it would have added.
+            let refresh_seconds = match (late_refresh, overlap) {
+                (Some(l), Some((_, prep_s))) => (l - prep_s).max(0.0),
+                (Some(l), None) => l,
+                (None, _) => run.dc_seconds,
+            };
             resident_use.observe(UseSample {
                 updates,
-                refresh_seconds: late_refresh.unwrap_or(run.dc_seconds),
+                refresh_seconds,
                 mask_seconds: if use_resident { 0.0 } else { run.dc_seconds },
                 kernel_seconds: run.kernel_seconds,
                 nodes: run.kernel.nodes,
@@ -989,6 +1124,11 @@ impl GpuEngine {
         }
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));
+        }
+        if let Some((ov, prep_s)) = overlap {
+            extra.insert("overlap_side_seconds".into(), json!(ov.side_seconds));
+            extra.insert("overlap_wait_seconds".into(), json!(ov.wait_seconds));
+            extra.insert("overlap_prepare_seconds".into(), json!(prep_s));
         }
         if let Some((secs, bytes)) = resident_fill.take() {
             extra.insert("resident_fill_seconds".into(), json!(secs));

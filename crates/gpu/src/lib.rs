@@ -38,6 +38,7 @@ pub mod hot;
 pub mod intersect;
 pub mod matcher;
 pub mod nvrtc;
+pub mod overlap;
 pub mod plan;
 pub mod probe;
 pub mod resident;

@@ -377,16 +377,24 @@ fn resident_cache_matches_cpu_over_many_batches() {
         // with the merge left to the next refresh (the last batch's staged
         // copies hidden too), every other batch on ZP's path (match v9), and
         // match v7's launches (cudarc's event tracking) with the merge left
-        // to the next refresh and the cache always used (v7 and v8).
+        // to the next refresh and the cache always used (v7 and v8). Match
+        // v20: the default and the alternating refresh/mask again with every
+        // batch's refresh or mask on a second thread beside its seeds and
+        // split (`overlap_from` 0; the batches here are below the default's
+        // 512 updates).
         let serial = csm_gpu::resident::SERIAL_BELOW;
+        let never = usize::MAX;
+        let frac = csm_gpu::resident::ResidentUse::FRAC;
         let refresh = [
-            (serial, false, true, csm_gpu::resident::ResidentUse::FRAC, true),
-            (0, false, true, -1.0, true),
-            (serial, false, false, -1.0, true),
-            (serial, false, true, -1.0, false),
-            (usize::MAX, true, false, 0.0, true),
+            (serial, false, true, frac, true, never),
+            (0, false, true, -1.0, true, never),
+            (serial, false, false, -1.0, true, never),
+            (serial, false, true, -1.0, false, never),
+            (usize::MAX, true, false, 0.0, true, never),
+            (serial, false, true, frac, true, 0),
+            (serial, false, true, -1.0, true, 0),
         ];
-        for (budget, (serial_below, tracked, at_commit, use_frac, bypass)) in
+        for (budget, (serial_below, tracked, at_commit, use_frac, bypass, overlap_from)) in
             [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
                 .into_iter()
                 .flat_map(|b| refresh.map(|r| (b, r)))
@@ -404,12 +412,19 @@ fn resident_cache_matches_cpu_over_many_batches() {
                 .with_resident_refresh(serial_below, tracked)
                 .with_resident_commit(at_commit)
                 .with_resident_use(use_frac)
-                .with_resident_bypass(bypass);
+                .with_resident_bypass(bypass)
+                .with_overlap_from(overlap_from);
             let what = format!(
                 "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}, \
-                 use {use_frac}, bypass {bypass}"
+                 use {use_frac}, bypass {bypass}, overlap from {overlap_from}"
             );
             let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
+            // threaded batches say what their second thread did
+            let threaded = r
+                .iter()
+                .filter(|x| x.extra.contains_key("overlap_wait_seconds"))
+                .count();
+            assert_eq!(threaded > 0, overlap_from == 0, "{what}");
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
             let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
             assert!(cached > 0, "nothing cached: {:?}", r[0].extra);

@@ -100,6 +100,14 @@
 //! compares those kernels per search node (plus the mask's charge) and
 //! re-tries the arm not taken after 16 batches of a size class;
 //! `gcsm-persist-v17use` keeps v15-v17's rule (per update, no re-tries).
+//! Match v20: from 512 updates (`csm_gpu::overlap::OVERLAP_FROM`) a row's
+//! refresh or mask runs on a second thread beside its seeds and task
+//! split, as in `GpuEngine`. The batch's refresh is made once, so a row
+//! that uses it re-times the refresh's bookkeeping and pack on a clone of
+//! the layout beside its own seeds and split, and is charged the wait plus
+//! the refresh's enqueue and device time; a masked row masks beside them.
+//! `gcsm-persist-seq` (sharing the cache) keeps them in turn;
+//! `gcsm-persist-overN` overlaps them from N updates.
 //!
 //! Match v10: such a row no longer runs on ZP's path but over the cache
 //! with the batch's changed lists hidden from the kernel
@@ -191,9 +199,10 @@ use csm_engine::{Batch, ContinuousMatcher, EdgesApart};
 use csm_gpu::cache::{
     CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, SamplerSelector, WalkSelector,
 };
-use csm_gpu::engine::{changed_vertices, run_cached, run_staged, StagedRun};
+use csm_gpu::engine::{changed_vertices, launch, prepare, run_cached, run_staged, StagedRun};
+use csm_gpu::overlap::{beside, OVERLAP_FROM};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
-use csm_gpu::resident::{ResidentCache, ResidentUse, Slack, UseSample};
+use csm_gpu::resident::{ResidentCache, ResidentLayout, ResidentUse, Slack, UseSample};
 use csm_gpu::shared_ptr::SharedPtr;
 use csm_gpu::shares::LabelShares;
 use csm_gpu::{Budget, DeviceMatcher, Gpu, HostGraph, HostMemory, HotLists, MatcherConfig, QueryPlans};
@@ -1545,6 +1554,7 @@ impl Run<'_> {
                 let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
                 // per resident cache: its refresh's device time, once known
                 let mut refresh_dev: Vec<Option<f64>> = Vec::new();
+                let mut pre_layout: Vec<Option<ResidentLayout>> = Vec::new();
                 let mut stage_s = 0.0;
                 for phase in 0..3 {
                     if phase == 1 {
@@ -1565,9 +1575,14 @@ impl Run<'_> {
                         let nres = s.resident.len();
                         persist = vec![Default::default(); nres];
                         refresh_dev = vec![None; nres];
+                        // Match v20: the layouts before the refresh, for the
+                        // rows that time its bookkeeping beside their seeds
+                        // and split (from OVERLAP_FROM updates).
+                        pre_layout = vec![None; nres];
                         for k in 0..nres {
                             let ri = (k + b) % nres;
                             let (name, c) = &mut s.resident[ri];
+                            pre_layout[ri] = Some(c.layout().clone());
                             let marks = graph.is_pending().then(|| graph.pending_marks());
                             let mut load = c.refresh(&gpu, &graph, &changed, marks).map_err(|e| e.to_string())?;
                             if let Some(due) = renew_due.get_mut(ri) {
@@ -1754,66 +1769,155 @@ impl Run<'_> {
                                 let bypass_all = e.contains("-bypass");
                                 let zpath = e.contains("-zpath") || always;
                                 let used = !bypass_all && u.use_cache(size);
-                                let c = &mut resident[ri].1;
-                                let mask = if used || zpath {
-                                    None
-                                } else {
-                                    Some(c.mask(sgpu, &graph, &changed).map_err(|e| e.to_string())?)
-                                };
-                                let c = &*c;
-                                let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
-                                // Match v12: the changed lists the resident set
-                                // does not serve (hidden, evicted or never
-                                // cached) go to the hot area for this row.
-                                let hot_load = match hot[ri].as_mut() {
-                                    Some(h) => {
-                                        let hidden: &[VertexId] = mask.as_ref().map_or(&[], |(_, h)| &h[..]);
-                                        let served = |v: VertexId| kc.is_some() && c.layout().serves(v, hidden);
-                                        Some(h.stage(pinned, &changed, served).map_err(|e| e.to_string())?)
-                                    }
-                                    _ => None,
-                                };
-                                // The refresh is queued without a synchronisation
-                                // (the kernel follows it on the stream): every
-                                // row that uses the cache is charged its host
-                                // time and its device time (events; the enqueue
-                                // counted once), as if it ran alone. A masked
-                                // row is charged its mask alike (its refresh
-                                // comes after the kernel, in the update).
-                                let res = with_settings(matcher, e, a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
-                                    .and_then(|mut r| {
-                                        let secs = load.charged_seconds(refresh_dev);
+                                // Match v20: from OVERLAP_FROM updates the row's
+                                // refresh or mask runs beside its seeds and
+                                // split (`-seq`: in turn, as before), as in
+                                // GpuEngine. The refresh was made once for the
+                                // batch; a used row times its bookkeeping and
+                                // pack again, on a clone of the layout before
+                                // it, beside its own seeds and split, and pays
+                                // the wait plus the refresh's enqueue and
+                                // device time.
+                                let from = suffix_num(e, "-over").map_or(OVERLAP_FROM, |n| n as usize);
+                                let threaded =
+                                    !e.contains("-seq") && hot[ri].is_none() && size >= from && (used || !zpath);
+                                if threaded {
+                                    let mut pre = if used { pre_layout[ri].clone() } else { None };
+                                    let mut buf = vec![0u32; load.bytes / 4 + 1];
+                                    let c = &mut resident[ri].1;
+                                    let g = &graph;
+                                    let marks = g.is_pending().then(|| g.pending_marks());
+                                    let changed = &changed;
+                                    let sided = with_settings(matcher, e, a, |m| {
+                                        let base = m.task_options();
+                                        let t0 = Instant::now();
+                                        let ((prep, prep_s), side, ov) = beside(
+                                            true,
+                                            || {
+                                                let t = Instant::now();
+                                                (prepare(g, qp, base, pol.as_deref()), t.elapsed().as_secs_f64())
+                                            },
+                                            || match pre.as_mut() {
+                                                Some(l) => {
+                                                    let p = l.refresh_with(g, changed, marks);
+                                                    if buf.len() < p.packed_words() {
+                                                        buf.resize(p.packed_words(), 0);
+                                                    }
+                                                    p.pack(g, &mut buf);
+                                                    Ok(None)
+                                                }
+                                                None => c.mask(sgpu, g, changed).map(Some),
+                                            },
+                                        );
+                                        let mask = side?;
+                                        let r = launch(m, Some(&*c as &dyn KernelCache), pinned, qp, prep, pol, t0)?;
+                                        Ok::<_, csm_gpu::GpuError>((mask, r, ov, prep_s))
+                                    });
+                                    let c = &resident[ri].1;
+                                    let res = sided.map(|(mask, mut r, ov, prep_s)| {
+                                        // the refresh's enqueue and device time
+                                        // (made at the batch's start)
+                                        let after = load.charged_seconds(refresh_dev)
+                                            - load.bookkeeping_seconds
+                                            - load.pack_seconds;
+                                        let book = load.bookkeeping_seconds + load.pack_seconds;
                                         let mut mask_secs = 0.0;
+                                        let refresh_secs;
                                         if used {
-                                            r.charge_cache_load(secs, load.bytes, c.layout().live());
-                                        } else if let Some((m, hidden)) = &mask {
-                                            mask_secs = m.charged_seconds(c.device_seconds()?);
+                                            r.note_cache_load(ov.wait_seconds + after, load.bytes, c.layout().live());
+                                            r.seconds += after;
+                                            refresh_secs = ov.wait_seconds + after;
+                                        } else {
+                                            let (m, hidden) = mask.as_ref().expect("a threaded unused row masks");
+                                            mask_secs = ov.wait_seconds;
                                             let live = c.layout().live().saturating_sub(hidden.len());
-                                            r.charge_cache_load(mask_secs, m.bytes, live);
+                                            r.note_cache_load(mask_secs, m.bytes, live);
+                                            // what the refresh would have added beside
+                                            refresh_secs = (book - prep_s).max(0.0) + after;
                                         }
                                         u.observe(UseSample {
                                             updates: size,
-                                            refresh_seconds: secs,
+                                            refresh_seconds: refresh_secs,
                                             mask_seconds: mask_secs,
                                             kernel_seconds: r.kernel_seconds,
                                             nodes: r.kernel.nodes,
                                             used,
                                         });
-                                        if let Some(l) = hot_load {
-                                            r.add_cache_load(l.seconds, l.bytes);
-                                        }
-                                        Ok(r)
+                                        (r, mask)
                                     });
-                                if let Some(h) = hot[ri].as_mut() {
-                                    // not charged: a restore of table entries
-                                    h.restore(pinned).map_err(|e| e.to_string())?;
+                                    match res {
+                                        Ok((r, mask)) => {
+                                            if let Some((_, hidden)) = &mask {
+                                                // not charged (see below)
+                                                resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
+                                            }
+                                            Ok(r)
+                                        }
+                                        Err(e) => Err(e),
+                                    }
+                                } else {
+                                    let c = &mut resident[ri].1;
+                                    let mask = if used || zpath {
+                                        None
+                                    } else {
+                                        Some(c.mask(sgpu, &graph, &changed).map_err(|e| e.to_string())?)
+                                    };
+                                    let c = &*c;
+                                    let kc = (used || mask.is_some()).then_some(c as &dyn KernelCache);
+                                    // Match v12: the changed lists the resident set
+                                    // does not serve (hidden, evicted or never
+                                    // cached) go to the hot area for this row.
+                                    let hot_load = match hot[ri].as_mut() {
+                                        Some(h) => {
+                                            let hidden: &[VertexId] = mask.as_ref().map_or(&[], |(_, h)| &h[..]);
+                                            let served = |v: VertexId| kc.is_some() && c.layout().serves(v, hidden);
+                                            Some(h.stage(pinned, &changed, served).map_err(|e| e.to_string())?)
+                                        }
+                                        _ => None,
+                                    };
+                                    // The refresh is queued without a synchronisation
+                                    // (the kernel follows it on the stream): every
+                                    // row that uses the cache is charged its host
+                                    // time and its device time (events; the enqueue
+                                    // counted once), as if it ran alone. A masked
+                                    // row is charged its mask alike (its refresh
+                                    // comes after the kernel, in the update).
+                                    let res =
+                                        with_settings(matcher, e, a, |m| run_cached(m, kc, &graph, pinned, qp, pol))
+                                            .and_then(|mut r| {
+                                                let secs = load.charged_seconds(refresh_dev);
+                                                let mut mask_secs = 0.0;
+                                                if used {
+                                                    r.charge_cache_load(secs, load.bytes, c.layout().live());
+                                                } else if let Some((m, hidden)) = &mask {
+                                                    mask_secs = m.charged_seconds(c.device_seconds()?);
+                                                    let live = c.layout().live().saturating_sub(hidden.len());
+                                                    r.charge_cache_load(mask_secs, m.bytes, live);
+                                                }
+                                                u.observe(UseSample {
+                                                    updates: size,
+                                                    refresh_seconds: secs,
+                                                    mask_seconds: mask_secs,
+                                                    kernel_seconds: r.kernel_seconds,
+                                                    nodes: r.kernel.nodes,
+                                                    used,
+                                                });
+                                                if let Some(l) = hot_load {
+                                                    r.add_cache_load(l.seconds, l.bytes);
+                                                }
+                                                Ok(r)
+                                            });
+                                    if let Some(h) = hot[ri].as_mut() {
+                                        // not charged: a restore of table entries
+                                        h.restore(pinned).map_err(|e| e.to_string())?;
+                                    }
+                                    if let Some((_, hidden)) = &mask {
+                                        // not charged: in GpuEngine these words ride
+                                        // on the refresh after the kernel
+                                        resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
+                                    }
+                                    res
                                 }
-                                if let Some((_, hidden)) = &mask {
-                                    // not charged: in GpuEngine these words ride
-                                    // on the refresh after the kernel
-                                    resident[ri].1.show(sgpu, &graph, hidden).map_err(|e| e.to_string())?;
-                                }
-                                res
                             } else {
                                 let (host, sel, bud): (&HostGraph, Option<&mut dyn CacheSelector>, usize) =
                                     match e.as_str() {
