@@ -19,7 +19,8 @@
 #                             `csm-gpu-bench --plot-from DIR/bench.csv`.
 #
 #   Remote options: --probe (also run csm-gpu-probe), --no-bench,
-#   --no-sanitizer. Environment: BENCH_ARGS (arguments of csm-gpu-bench),
+#   --no-sanitizer, --no-tests (skip the test binaries, e.g. a bench-only
+#   call). Environment: BENCH_ARGS (arguments of csm-gpu-bench),
 #   BENCH_TIMEOUT (seconds, default 420); with BENCH2_ARGS (and
 #   BENCH2_TIMEOUT) a second bench runs and the two write to $OUT/a, $OUT/b.
 #
@@ -161,12 +162,13 @@ find_libcuda() {
 run_remote() {
     local out="$1"
     shift
-    local probe=0 bench=1 sanitizer=1 a
+    local probe=0 bench=1 sanitizer=1 tests=1 a
     for a in "$@"; do
         case "$a" in
         --probe) probe=1 ;;
         --no-bench) bench=0 ;;
         --no-sanitizer) sanitizer=0 ;;
+        --no-tests) tests=0 ;;
         *) die "unknown remote option '$a'" ;;
         esac
     done
@@ -204,7 +206,8 @@ run_remote() {
     chmod +x "$CARRY_BIN"/* || true
     ls -l "$CARRY_BIN"
 
-    local b name rc
+    local b name rc t
+    if ((tests)); then
     for b in "$CARRY_BIN"/test-*; do
         name="$(basename "$b")"
         echo
@@ -219,7 +222,6 @@ run_remote() {
 
     # The CPU fallback path on a GPU machine: with CSM_GPU_DISABLE=1 every GPU
     # test must print SKIPPED and pass.
-    local t
     for t in gpu_smoke gpu_match; do
         if compgen -G "$CARRY_BIN/test-test-$t" >/dev/null; then
             echo
@@ -232,6 +234,7 @@ run_remote() {
             ((rc == 0)) || failures=$((failures + 1))
         fi
     done
+    fi
 
     # Memory checking of the kernels on small inputs.
     if ((sanitizer)) && command -v compute-sanitizer >/dev/null; then
@@ -303,11 +306,11 @@ run_remote() {
             "$c" gen stream -g "$w/g.graph" --count 3000 -o "$w/s.stream" --initial "$w/g0.graph" >/dev/null 2>&1
         rc=$?
         ((rc == 0)) || { echo "   csm gen failed: exit $rc"; failures=$((failures + 1)); }
-        # Batches of 1,024 run the resident refresh or mask beside the seeds
-        # and split (match v20, from 512 updates).
+        # Batches of 2,048 run the resident refresh or mask beside the seeds
+        # and split (match v20, from 2,048 updates).
         local bs vs
         for q in house 5-cycle; do
-            for bs in 500 1024; do
+            for bs in 500 2048; do
                 ((rc == 0)) || break
                 ref="$(timeout 60 "$c" stream -g "$w/g0.graph" -u "$w/s.stream" -q $q -b $bs --engine cpu --json 2>&1 |
                     grep -o '"\(positive\|negative\)":[0-9]*' | paste -sd' ')"

@@ -575,6 +575,11 @@ pub struct EngineArgs {
     /// each batch ran.
     #[arg(long, value_name = "MS")]
     pub gpu_light_on_cpu: Option<f64>,
+    /// For `--variant gcsm-persist`: batches of at least N updates run the
+    /// resident cache's refresh (or mask) on a second thread beside their
+    /// seeds and task split (default 2048; `never`: always in turn).
+    #[arg(long, value_name = "N")]
+    pub gpu_overlap_from: Option<String>,
     /// For `--variant gcsm-persist`: the share of the cache budget given to
     /// the resident lists' slots (0 to 1; default 0.97), the rest being
     /// room for lists that outgrow their slot.
@@ -657,9 +662,17 @@ impl EngineArgs {
                 .unwrap_or(csm_gpu::resident::Slack::default().div),
             ..Default::default()
         };
+        let overlap_from = match self.gpu_overlap_from.as_deref() {
+            None => csm_gpu::overlap::OVERLAP_FROM,
+            Some("never") => usize::MAX,
+            Some(n) => n
+                .parse()
+                .map_err(|_| anyhow!("--gpu-overlap-from must be a number of updates or `never`, got `{n}`"))?,
+        };
         let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?
             .with_light_on_cpu(light)
-            .with_resident_layout(fill, slack);
+            .with_resident_layout(fill, slack)
+            .with_overlap_from(overlap_from);
         Ok(if self.whole_graph { e.without_edge_filter() } else { e })
     }
 

@@ -1205,6 +1205,7 @@ fn gpu_flags_are_checked_before_the_device() {
         ("--gpu-light-on-cpu", ["0", "-1", "nan"], "1"),
         ("--gpu-resident-fill", ["0", "1.5", "nan"], "0.9"),
         ("--budget", ["0", "150%", "lots"], "all"),
+        ("--gpu-overlap-from", ["-1", "lots", "2k"], "never"),
     ] {
         for bad in bad {
             let out = run(flag, bad);

@@ -10,15 +10,20 @@
 //! the calling thread does the second, and reports how long the calling
 //! thread then waited: the part of the side job the batch still pays.
 //!
-//! A thread costs tens of microseconds to start, more than a 64-update
-//! batch's bookkeeping, so callers overlap only from [`OVERLAP_FROM`]
-//! updates (rayon's pool was slower still on that host: match v18, run 3).
+//! A thread costs tens of microseconds to start and to end, so callers
+//! overlap only from [`OVERLAP_FROM`] updates (rayon's pool was slower
+//! still on that host: match v18, run 3).
 
 use std::time::Instant;
 
 /// Batches of at least this many updates run their resident refresh or
-/// mask beside their seeds and split; smaller ones run them in turn.
-pub const OVERLAP_FROM: usize = 512;
+/// mask beside their seeds and split; smaller ones run them in turn. On
+/// the H200's host (match v20, runs 1-2; 500 M-edge bench, medians) the
+/// overlap was slower at 1,024 updates (1.41x `zp` against 1.54x in turn:
+/// the refresh there is about 0.14 ms, little more than the thread's own
+/// cost) and quicker at 2,048 (1.64x against 1.58x), 4,096 (1.81x against
+/// 1.74x) and 8,192 (2.08x against 1.84-1.92x).
+pub const OVERLAP_FROM: usize = 2048;
 
 /// What [`beside`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -381,7 +381,7 @@ fn resident_cache_matches_cpu_over_many_batches() {
         // v20: the default and the alternating refresh/mask again with every
         // batch's refresh or mask on a second thread beside its seeds and
         // split (`overlap_from` 0; the batches here are below the default's
-        // 512 updates).
+        // 2,048 updates).
         let serial = csm_gpu::resident::SERIAL_BELOW;
         let never = usize::MAX;
         let frac = csm_gpu::resident::ResidentUse::FRAC;

@@ -100,13 +100,14 @@
 //! compares those kernels per search node (plus the mask's charge) and
 //! re-tries the arm not taken after 16 batches of a size class;
 //! `gcsm-persist-v17use` keeps v15-v17's rule (per update, no re-tries).
-//! Match v20: from 512 updates (`csm_gpu::overlap::OVERLAP_FROM`) a row's
+//! Match v20: from 2,048 updates (`csm_gpu::overlap::OVERLAP_FROM`) a row's
 //! refresh or mask runs on a second thread beside its seeds and task
 //! split, as in `GpuEngine`. The batch's refresh is made once, so a row
 //! that uses it re-times the refresh's bookkeeping and pack on a clone of
 //! the layout beside its own seeds and split, and is charged the wait plus
 //! the refresh's enqueue and device time; a masked row masks beside them.
-//! `gcsm-persist-seq` (sharing the cache) keeps them in turn;
+//! `gcsm-persist-inturn` (sharing the cache) keeps them in turn (`-seq` is
+//! match v12's sequential searches);
 //! `gcsm-persist-overN` overlaps them from N updates.
 //!
 //! Match v10: such a row no longer runs on ZP's path but over the cache
@@ -253,7 +254,7 @@ fn suffix_num(engine: &str, tag: &str) -> Option<f64> {
                   (csm_baselines' cpu engine), um, zp, vsgm, naive, gcsm, gcsm-sampler, gcsm-persist, \
                   gcsm-persist-whole, gcsm-persist-hot, gcsm-persist-fillN[-slackD], and settings variants made by suffixes: -v2, -v4, -v5, \
                   -v10, -noexp, -nodefer, -nobal, -deep16, -split, -seq, -nomemo, -mminN, -mslotsN, -mdefer, -mlab, -always, -zpath, -bypass, -allshares, \
-                  -deferN, -wantN, -sliceN, -dsN, -roundsN, -drainN, -useN, gcsm-skipN, gcsm-coldN \
+                  -deferN, -wantN, -sliceN, -dsN, -roundsN, -drainN, -useN, -v17use, -inturn, -overN, gcsm-skipN, gcsm-coldN \
                   (the module documentation says what each does). Numbers take k, M and G suffixes."
 )]
 struct Args {
@@ -1771,7 +1772,7 @@ impl Run<'_> {
                                 let used = !bypass_all && u.use_cache(size);
                                 // Match v20: from OVERLAP_FROM updates the row's
                                 // refresh or mask runs beside its seeds and
-                                // split (`-seq`: in turn, as before), as in
+                                // split (`-inturn`: in turn, as before), as in
                                 // GpuEngine. The refresh was made once for the
                                 // batch; a used row times its bookkeeping and
                                 // pack again, on a clone of the layout before
@@ -1780,7 +1781,7 @@ impl Run<'_> {
                                 // device time.
                                 let from = suffix_num(e, "-over").map_or(OVERLAP_FROM, |n| n as usize);
                                 let threaded =
-                                    !e.contains("-seq") && hot[ri].is_none() && size >= from && (used || !zpath);
+                                    !e.contains("-inturn") && hot[ri].is_none() && size >= from && (used || !zpath);
                                 if threaded {
                                     let mut pre = if used { pre_layout[ri].clone() } else { None };
                                     let mut buf = vec![0u32; load.bytes / 4 + 1];
