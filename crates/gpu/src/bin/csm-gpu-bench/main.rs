@@ -158,6 +158,14 @@
 //! the kernel once with no tasks before a row's GPU engines, waits for it
 //! and writes its wall time to the CSV as engine `wake` (not in the
 //! tables): the time an idle device adds to the batch that wakes it.
+//! `--warm-up` runs the row's query once on `zp`'s path before its GPU
+//! engines and records nothing but its time in the log: the first GPU
+//! engine of a row runs light rows 0.1-0.3 ms slower (host and GPU caches
+//! the next engines find warm), which flatters whatever is compared with
+//! it. Without it, put a sacrificial engine first (the default list's
+//! `zp-seq`); the bench warns when `zp` or a `gcsm` variant comes first.
+//! Match v17-v18's main-bench figures had `zp` first (docs/GPU_NOTES.md,
+//! "match v20").
 //!
 //! `gcsm` uses the crate's path-sampling selector ([`WalkSelector`]);
 //! `gcsm-sampler` uses csm-sampler's merged-walk policy with `--walk-cap`
@@ -363,6 +371,11 @@ struct Args {
     /// One empty launch before a row's GPU engines, written to the CSV as engine `wake`.
     #[arg(long)]
     wake: bool,
+    /// Before a row's GPU engines, one `zp` run of the row's query whose
+    /// figures are not recorded (the first GPU engine of a row runs on cold
+    /// caches; match v20).
+    #[arg(long)]
+    warm_up: bool,
     /// Do not draw bench.svg (median time per batch size, a panel per query).
     #[arg(long)]
     no_plot: bool,
@@ -1040,8 +1053,30 @@ fn main() {
     }
 }
 
+/// The warning for a variant list whose first GPU engine is one the
+/// tables compare (`zp` or a `gcsm` variant) with no `--warm-up`: that
+/// engine runs each row's light batches on cold caches (match v20).
+fn first_place_warning(variants: &[String], warm_up: bool) -> Option<String> {
+    if warm_up {
+        return None;
+    }
+    let first = variants
+        .iter()
+        .find(|e| !["cpu16", "cpu-engine"].contains(&e.as_str()))?;
+    (first == "zp" || first.starts_with("gcsm")).then(|| {
+        format!(
+            "warning: `{first}` is the first GPU engine of every row: it runs light rows on caches the \
+             engines after it find warm (0.1-0.3 ms on 64-update rows), so its ratios are off; put a \
+             sacrificial engine first (e.g. zp-seq) or pass --warm-up"
+        )
+    })
+}
+
 fn run(a: Args) -> Result<(), String> {
     let t0 = Instant::now();
+    if let Some(w) = first_place_warning(&a.variants, a.warm_up) {
+        eprintln!("{w}");
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.max(1))
         .build_global()
@@ -1089,7 +1124,7 @@ fn run(a: Args) -> Result<(), String> {
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "generate_seconds": gen_s, "stream_seconds": stream_s,
         "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "defer_wanted": a.defer_wanted, "skip_ms": a.skip_ms, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2], "insert_prob": a.insert_prob,
-        "split": a.split,
+        "split": a.split, "warm_up": a.warm_up,
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
     let queries: Vec<(String, QueryGraph)> = a
@@ -1699,6 +1734,11 @@ impl Run<'_> {
                             ok: true,
                             ..Row::failed(size, b, qname, "wake", String::new())
                         });
+                    }
+                    if let (true, Some(s)) = (a.warm_up, gpu_side.as_mut()) {
+                        let t = Instant::now();
+                        run_cached(s.matcher, None, &graph, &s.pinned, qp, None).map_err(|e| e.to_string())?;
+                        let _ = write!(line, " | warm-up {} ms", fmt_ms(t.elapsed().as_secs_f64()));
                     }
                     if let Some(s) = gpu_side.as_mut() {
                         for e in engines
@@ -2396,7 +2436,7 @@ fn cpu_count(
 
 #[cfg(test)]
 mod tests {
-    use super::{mean_ratios, suffix_num, Args, MatcherConfig, MeanRatio, PathBuf, Row};
+    use super::{first_place_warning, mean_ratios, suffix_num, Args, MatcherConfig, MeanRatio, PathBuf, Row};
     use clap::Parser;
 
     fn row(size: usize, query: &str, engine: &str, seconds: f64) -> Row {
@@ -2504,6 +2544,16 @@ mod tests {
         }
         let zero = Args::try_parse_from(["csm-gpu-bench", "--sizes", "0"]).expect("parses");
         assert!(zero.check().is_err());
+    }
+
+    #[test]
+    fn a_compared_engine_in_the_first_gpu_place_is_warned_of() {
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(first_place_warning(&v(&["zp", "gcsm-persist"]), false).is_some());
+        assert!(first_place_warning(&v(&["cpu16", "gcsm-persist", "zp"]), false).is_some());
+        assert!(first_place_warning(&v(&["zp", "gcsm-persist"]), true).is_none());
+        assert!(first_place_warning(&v(&["cpu16", "zp-seq", "zp", "gcsm-persist"]), false).is_none());
+        assert!(first_place_warning(&v(&["cpu16"]), false).is_none());
     }
 
     #[test]
