@@ -326,6 +326,8 @@ pub fn launch(
     Ok(run)
 }
 
+/// [`launch`] into a run that already holds other figures ([`run_staged`]'s
+/// estimate and copy).
 fn launch_into(
     matcher: &mut DeviceMatcher,
     cache: Option<&dyn KernelCache>,
