@@ -889,7 +889,7 @@ impl GpuEngine {
         };
         // Match v20: what the threaded refresh or mask did, and the host
         // time of the seeds and split it ran beside.
-        let mut overlap: Option<(Overlap, f64)> = None;
+        let mut overlap: Option<Overlap> = None;
         let result = if on_cpu {
             Ok(cpu_run(st, symmetry))
         } else if threaded {
@@ -900,12 +900,8 @@ impl GpuEngine {
             let policy = &*split;
             let marks = graph.is_pending().then(|| graph.pending_marks());
             let t0 = Instant::now();
-            let ((prep, prep_s), side, ov) = beside(
-                true,
-                || {
-                    let t = Instant::now();
-                    (prepare(graph, plans, base, Some(policy)), t.elapsed().as_secs_f64())
-                },
+            let (prep, side, ov) = beside(
+                || prepare(graph, plans, base, Some(policy)),
                 || {
                     if use_resident {
                         c.refresh(&gpu, graph, &changed, marks).map(|l| (l, None))
@@ -914,7 +910,7 @@ impl GpuEngine {
                     }
                 },
             );
-            overlap = Some((ov, prep_s));
+            overlap = Some(ov);
             match side {
                 Ok((load, h)) => {
                     let live = c.layout().live().saturating_sub(h.as_ref().map_or(0, Vec::len));
@@ -1032,7 +1028,7 @@ impl GpuEngine {
             // its seeds and split do not cover: a late refresh (after the
             // kernel, not overlapped) counts for what it would have added.
             let refresh_seconds = match (late_refresh, overlap) {
-                (Some(l), Some((_, prep_s))) => (l - prep_s).max(0.0),
+                (Some(l), Some(ov)) => (l - ov.main_seconds).max(0.0),
                 (Some(l), None) => l,
                 (None, _) => run.dc_seconds,
             };
@@ -1127,10 +1123,10 @@ impl GpuEngine {
         if let Some(secs) = late_refresh {
             extra.insert("resident_late_refresh_seconds".into(), json!(secs));
         }
-        if let Some((ov, prep_s)) = overlap {
+        if let Some(ov) = overlap {
             extra.insert("overlap_side_seconds".into(), json!(ov.side_seconds));
             extra.insert("overlap_wait_seconds".into(), json!(ov.wait_seconds));
-            extra.insert("overlap_prepare_seconds".into(), json!(prep_s));
+            extra.insert("overlap_prepare_seconds".into(), json!(ov.main_seconds));
         }
         if let Some((secs, bytes)) = resident_fill.take() {
             extra.insert("resident_fill_seconds".into(), json!(secs));

@@ -1824,7 +1824,12 @@ impl Run<'_> {
                                     !e.contains("-inturn") && hot[ri].is_none() && size >= from && (used || !zpath);
                                 if threaded {
                                     let mut pre = if used { pre_layout[ri].clone() } else { None };
-                                    let mut buf = vec![0u32; load.bytes / 4 + 1];
+                                    // the real refresh's patch, as large as this one
+                                    let mut buf = if used {
+                                        vec![0u32; load.bytes / 4 + 1]
+                                    } else {
+                                        Vec::new()
+                                    };
                                     let c = &mut resident[ri].1;
                                     let g = &graph;
                                     let marks = g.is_pending().then(|| g.pending_marks());
@@ -1832,12 +1837,8 @@ impl Run<'_> {
                                     let sided = with_settings(matcher, e, a, |m| {
                                         let base = m.task_options();
                                         let t0 = Instant::now();
-                                        let ((prep, prep_s), side, ov) = beside(
-                                            true,
-                                            || {
-                                                let t = Instant::now();
-                                                (prepare(g, qp, base, pol.as_deref()), t.elapsed().as_secs_f64())
-                                            },
+                                        let (prep, side, ov) = beside(
+                                            || prepare(g, qp, base, pol.as_deref()),
                                             || match pre.as_mut() {
                                                 Some(l) => {
                                                     let p = l.refresh_with(g, changed, marks);
@@ -1852,10 +1853,10 @@ impl Run<'_> {
                                         );
                                         let mask = side?;
                                         let r = launch(m, Some(&*c as &dyn KernelCache), pinned, qp, prep, pol, t0)?;
-                                        Ok::<_, csm_gpu::GpuError>((mask, r, ov, prep_s))
+                                        Ok::<_, csm_gpu::GpuError>((mask, r, ov))
                                     });
                                     let c = &resident[ri].1;
-                                    let res = sided.map(|(mask, mut r, ov, prep_s)| {
+                                    let res = sided.map(|(mask, mut r, ov)| {
                                         // the refresh's enqueue and device time
                                         // (made at the batch's start)
                                         let after = load.charged_seconds(refresh_dev)
@@ -1874,7 +1875,7 @@ impl Run<'_> {
                                             let live = c.layout().live().saturating_sub(hidden.len());
                                             r.note_cache_load(mask_secs, m.bytes, live);
                                             // what the refresh would have added beside
-                                            refresh_secs = (book - prep_s).max(0.0) + after;
+                                            refresh_secs = (book - ov.main_seconds).max(0.0) + after;
                                         }
                                         u.observe(UseSample {
                                             updates: size,
