@@ -28,6 +28,7 @@
 //! crate builds and its tests pass on machines without CUDA: GPU tests call
 //! [`gpu_available`] first and skip on `Err`.
 
+mod batch_seeds;
 pub mod cache;
 pub mod device;
 pub mod emulate;

@@ -9,7 +9,7 @@
 //! plan's seed edge, and the multiplicity it stands for (single-edge
 //! symmetry, [`csm_planner::single_edge_rules`]; 1 otherwise).
 
-use csm_graph::{BatchDelta, Edge, GraphView, Label, Version, VertexId};
+use csm_graph::{BatchDelta, GraphView, Version, VertexId};
 use csm_planner::{
     delta_plans, single_edge_rules, DeltaPlan, Executor, GraphStats, OrderStrategy, Plan, QueryGraph, SeedRule, Sign,
 };
@@ -584,7 +584,6 @@ impl QueryPlans {
     /// The seeds of the batch `delta` staged in `g` (same seeds, order and
     /// weights as the CPU engine's).
     pub fn seeds<G: GraphView + ?Sized>(&self, g: &G, delta: &BatchDelta) -> Vec<Seed> {
-        let mut out = Vec::new();
         let single = match (delta.inserted.as_slice(), delta.deleted.as_slice()) {
             ([e], []) => self.positive_rules.as_ref().map(|r| (e, r)),
             ([], [e]) => self.negative_rules.as_ref().map(|r| (e, r)),
@@ -592,6 +591,7 @@ impl QueryPlans {
         };
         let labels = g.labels();
         if let Some((e, rules)) = single {
+            let mut out = Vec::new();
             for r in rules {
                 let p = &self.plans[r.plan];
                 let (x, y) = if r.forward { (e.u, e.v) } else { (e.v, e.u) };
@@ -604,34 +604,7 @@ impl QueryPlans {
             }
             return out;
         }
-        // csm_planner::for_each_seed per plan, with each batch edge's
-        // endpoint labels read once per batch instead of once per plan.
-        let labelled = |edges: &[Edge]| -> Vec<(Edge, Label, Label)> {
-            edges
-                .iter()
-                .map(|e| (*e, labels[e.u as usize], labels[e.v as usize]))
-                .collect()
-        };
-        let (ins, del) = (labelled(&delta.inserted), labelled(&delta.deleted));
-        for (i, p) in self.plans.iter().enumerate() {
-            let edges = match p.sign {
-                Sign::Positive => &ins,
-                Sign::Negative => &del,
-            };
-            let (la, lb) = (p.plan.levels[0].label, p.plan.levels[1].label);
-            for &(e, lu, lv) in edges {
-                if p.seed_elabel.is_some_and(|l| l != e.label) {
-                    continue;
-                }
-                if lu == la && lv == lb {
-                    out.push(Seed::new(i as u32, e.u, e.v, 1));
-                }
-                if lv == la && lu == lb {
-                    out.push(Seed::new(i as u32, e.v, e.u, 1));
-                }
-            }
-        }
-        out
+        crate::batch_seeds::collect(&self.plans, labels, &delta.inserted, &delta.deleted)
     }
 
     /// Size of the list the kernel iterates at level `task.start` (the
@@ -1028,31 +1001,46 @@ mod tests {
         assert_eq!(read_hops(&self::q("5-cycle"), &qp_plans("5-cycle")), 2);
     }
 
-    /// `QueryPlans::seeds` reads each batch edge's labels once; it must
-    /// give csm_planner::for_each_seed's seeds, in its order.
+    /// `QueryPlans::seeds` groups the batch edges by their endpoint labels
+    /// ([`crate::batch_seeds`]); it must give csm_planner::for_each_seed's
+    /// seeds, in its order: with labels the query lacks, with a seed edge
+    /// whose two labels are equal (`same`: every query vertex labelled 0),
+    /// and with edge labels.
     #[test]
     fn seeds_equal_the_planners() {
         use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount};
         use csm_graph::{DynamicGraph, Strictness};
-        let labels = assign_labels(512, &Labeller::Uniform { num_labels: 3, seed: 1 });
-        let g = graph_from_pairs(512, &rmat(9, 4000, 0.57, 0.19, 0.19, 3), labels, None);
-        let (g0, stream) = make_stream(&g, StreamAmount::Count(600), 0.5, 4);
-        let mut dg = DynamicGraph::from_data(&g0).unwrap();
-        for name in ["triangle", "house", "5-cycle"] {
-            let data = csm_graph::gen::standard_query(name).unwrap();
-            let l: Vec<csm_graph::Label> = (0..data.labels.len() as u32).map(|i| i % 3).collect();
-            let q = QueryGraph::from_data(&csm_graph::gen::with_labels(&data, &l)).unwrap();
-            let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&dg), true).unwrap();
-            for batch in stream.chunks(200) {
-                dg.stage(batch, "t", Strictness::Strict).unwrap();
-                let delta = dg.pending_delta().unwrap().clone();
-                let mut want = Vec::new();
-                for (i, p) in qp.plans.iter().enumerate() {
-                    csm_planner::for_each_seed(&dg, p, &delta, |x, y| want.push(Seed::new(i as u32, x, y, 1)));
+        // (data vertex labels, data edge labels, query labels modulo)
+        for (nl, elabels, qmod) in [(3, None, 3), (5, None, 3), (3, Some(2), 3), (2, Some(2), 1)] {
+            let labels = assign_labels(512, &Labeller::Uniform { num_labels: nl, seed: 1 });
+            let pairs = rmat(9, 4000, 0.57, 0.19, 0.19, 3);
+            let g = graph_from_pairs(512, &pairs, labels, elabels.map(|n| (n, 9)));
+            let (g0, stream) = make_stream(&g, StreamAmount::Count(600), 0.5, 4);
+            let mut dg = DynamicGraph::from_data(&g0).unwrap();
+            for name in ["triangle", "house", "5-cycle"] {
+                let mut data = csm_graph::gen::standard_query(name).unwrap();
+                let l: Vec<csm_graph::Label> = (0..data.labels.len() as u32).map(|i| i % qmod).collect();
+                data = csm_graph::gen::with_labels(&data, &l);
+                if elabels.is_some() {
+                    data.edge_labelled = true;
+                    for (i, e) in data.edges.iter_mut().enumerate() {
+                        e.label = (i % 2) as u32;
+                    }
                 }
-                assert!(!want.is_empty(), "{name}: no seeds");
-                assert_eq!(qp.seeds(&dg, &delta), want, "{name}");
-                dg.abort();
+                let q = QueryGraph::from_data(&data).unwrap();
+                let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&dg), true).unwrap();
+                let what = format!("{name}, {nl} labels, edge labels {elabels:?}, query labels mod {qmod}");
+                for batch in stream.chunks(200) {
+                    dg.stage(batch, "t", Strictness::Strict).unwrap();
+                    let delta = dg.pending_delta().unwrap().clone();
+                    let mut want = Vec::new();
+                    for (i, p) in qp.plans.iter().enumerate() {
+                        csm_planner::for_each_seed(&dg, p, &delta, |x, y| want.push(Seed::new(i as u32, x, y, 1)));
+                    }
+                    assert!(!want.is_empty(), "{what}: no seeds");
+                    assert_eq!(qp.seeds(&dg, &delta), want, "{what}");
+                    dg.abort();
+                }
             }
         }
     }
