@@ -5,16 +5,21 @@
 //! A delta plan's seeds are the batch edges of its sign whose endpoints
 //! carry the labels of the plan's first two levels, in either orientation
 //! ([`csm_planner::for_each_seed`]). Testing every edge against every plan
-//! costs plans × edges label checks: 0.3 ms for an 8,192-update batch of
-//! the 7-wheel's 24 plans on the bench's host, about as long as the task
-//! split. Grouping costs one label lookup per endpoint and a counting sort;
-//! each plan then reads only the edges it seeds from. The seeds and their
-//! order are [`csm_planner::for_each_seed`]'s, plan after plan.
+//! costs plans × edges label checks, about as long as the task split:
+//! on this project's 2-core VM (`examples/host_prep.rs`, scale 23, warm),
+//! 0.12-0.29 ms for an 8,192-update batch (the 7-wheel's 24 plans the
+//! most), against 0.07-0.09 ms grouped. Grouping costs one label lookup
+//! per endpoint and a counting sort; each plan then reads only the edges
+//! it seeds from. The seeds and their order are
+//! [`csm_planner::for_each_seed`]'s, plan after plan.
 
 use csm_graph::{Edge, Label};
 use csm_planner::{DeltaPlan, Sign};
 
 use crate::plan::Seed;
+
+/// Seed labels up to this value are indexed through a table.
+const TABLE_MAX: usize = 4096;
 
 /// The distinct labels of the plans' first two levels, sorted: the only
 /// endpoint labels a seed can have.
@@ -43,13 +48,31 @@ struct Groups {
 impl Groups {
     fn new(batch: &[Edge], labels: &[Label], seed_labels: &[Label]) -> Groups {
         let k = seed_labels.len();
-        let index = |v: u32| seed_labels.binary_search(&labels[v as usize]).ok();
+        // label -> index + 1 (0: not a seed label), as a table for small labels
+        let small = seed_labels.last().map_or(0, |&l| l as usize + 1);
+        let table: Vec<u32> = if small <= TABLE_MAX {
+            let mut t = vec![0u32; small];
+            for (i, &l) in seed_labels.iter().enumerate() {
+                t[l as usize] = i as u32 + 1;
+            }
+            t
+        } else {
+            Vec::new()
+        };
+        let index = |v: u32| -> u32 {
+            let l = labels[v as usize];
+            if small <= TABLE_MAX {
+                table.get(l as usize).copied().unwrap_or(0)
+            } else {
+                seed_labels.binary_search(&l).map_or(0, |i| i as u32 + 1)
+            }
+        };
         // group + 1 of each edge (0: no seed label on an endpoint)
         let keys: Vec<u32> = batch
             .iter()
             .map(|e| match (index(e.u), index(e.v)) {
-                (Some(a), Some(b)) => (a * k + b + 1) as u32,
-                _ => 0,
+                (0, _) | (_, 0) => 0,
+                (a, b) => (a - 1) * k as u32 + b,
             })
             .collect();
         let mut start = vec![0u32; k * k + 2];
@@ -97,7 +120,7 @@ pub(crate) fn collect(plans: &[DeltaPlan], labels: &[Label], inserted: &[Edge], 
         };
         let Some(groups) = groups else { continue };
         let (a, b) = (index(p.plan.levels[0].label), index(p.plan.levels[1].label));
-        let fits = |j: u32| p.seed_elabel.is_none_or(|l| l == batch[j as usize].label);
+        let fits = |j: u32| p.seed_elabel.map_or(true, |l| l == batch[j as usize].label);
         let plan = i as u32;
         let forward = |j: u32| {
             let e = &batch[j as usize];

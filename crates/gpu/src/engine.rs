@@ -158,6 +158,8 @@ pub struct StagedRun {
     pub kernel_seconds: f64,
     /// Cutting the seeds into kernel tasks on the host.
     pub split_seconds: f64,
+    /// Finding the batch's seeds on the host ([`QueryPlans::seeds`]).
+    pub seeds_seconds: f64,
     /// Seeds (execution-tree roots) of the batch.
     pub roots: usize,
     /// Kernel tasks.
@@ -214,7 +216,9 @@ pub fn run_staged(
     let t0 = Instant::now();
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
+    let t = Instant::now();
     let seeds = plans.seeds(g, delta);
+    let seeds_seconds = t.elapsed().as_secs_f64();
     let mut run = StagedRun::default();
     let mut selector = selector;
     match selector.as_deref_mut() {
@@ -238,7 +242,10 @@ pub fn run_staged(
         _ => cache.clear(),
     }
     let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
-    let prep = cut(g, plans, &seeds, matcher.task_options(), policy.as_deref());
+    let prep = Prepared {
+        seeds_seconds,
+        ..cut(g, plans, &seeds, matcher.task_options(), policy.as_deref())
+    };
     launch_into(matcher, cache_ref, host, plans, &prep, policy, &mut run)?;
     if let Some(sel) = selector {
         sel.observe(&Observed {
@@ -276,6 +283,7 @@ pub fn run_cached(
 pub struct Prepared {
     seeds: usize,
     tasks: Vec<Task>,
+    seeds_seconds: f64,
     split_seconds: f64,
 }
 
@@ -285,8 +293,13 @@ pub struct Prepared {
 pub fn prepare(g: &DynamicGraph, plans: &QueryPlans, base: TaskOptions, policy: Option<&SplitPolicy>) -> Prepared {
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
+    let t = Instant::now();
     let seeds = plans.seeds(g, delta);
-    cut(g, plans, &seeds, base, policy)
+    let seeds_seconds = t.elapsed().as_secs_f64();
+    Prepared {
+        seeds_seconds,
+        ..cut(g, plans, &seeds, base, policy)
+    }
 }
 
 /// Cuts `seeds` into kernel tasks (see [`prepare`]).
@@ -303,6 +316,7 @@ fn cut(
     Prepared {
         seeds: seeds.len(),
         tasks,
+        seeds_seconds: 0.0,
         split_seconds: t.elapsed().as_secs_f64(),
     }
 }
@@ -338,6 +352,7 @@ fn launch_into(
     run: &mut StagedRun,
 ) -> GpuResult<()> {
     run.split_seconds = prep.split_seconds;
+    run.seeds_seconds = prep.seeds_seconds;
     let k = matcher.run(host, cache, &plans.encoded, Seeds::Explicit(&prep.tasks))?;
     if let Some(p) = policy {
         p.observe(prep.seeds, k.kernel_seconds);
@@ -1101,6 +1116,7 @@ impl GpuEngine {
         extra.insert("memo_misses".into(), json!(run.kernel.memo_misses));
         extra.insert("tasks".into(), json!(run.tasks));
         extra.insert("split_seconds".into(), json!(run.split_seconds));
+        extra.insert("seeds_seconds".into(), json!(run.seeds_seconds));
         extra.insert("deferred".into(), json!(run.kernel.deferred));
         extra.insert("launches".into(), json!(run.kernel.launches));
         if let Some(l) = commit_load {

@@ -1010,16 +1010,27 @@ mod tests {
     fn seeds_equal_the_planners() {
         use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount};
         use csm_graph::{DynamicGraph, Strictness};
-        // (data vertex labels, data edge labels, query labels modulo)
-        for (nl, elabels, qmod) in [(3, None, 3), (5, None, 3), (3, Some(2), 3), (2, Some(2), 1)] {
-            let labels = assign_labels(512, &Labeller::Uniform { num_labels: nl, seed: 1 });
+        // (data vertex labels, data edge labels, query labels modulo, label
+        // multiplier: labels past batch_seeds' table)
+        for (nl, elabels, qmod, mul) in [
+            (3, None, 3, 1),
+            (5, None, 3, 1),
+            (3, Some(2), 3, 1),
+            (2, Some(2), 1, 1),
+            (4, None, 3, 5000),
+        ] {
+            let uniform = Labeller::Uniform {
+                num_labels: nl,
+                seed: 1,
+            };
+            let labels: Vec<csm_graph::Label> = assign_labels(512, &uniform).into_iter().map(|l| l * mul).collect();
             let pairs = rmat(9, 4000, 0.57, 0.19, 0.19, 3);
             let g = graph_from_pairs(512, &pairs, labels, elabels.map(|n| (n, 9)));
             let (g0, stream) = make_stream(&g, StreamAmount::Count(600), 0.5, 4);
             let mut dg = DynamicGraph::from_data(&g0).unwrap();
             for name in ["triangle", "house", "5-cycle"] {
                 let mut data = csm_graph::gen::standard_query(name).unwrap();
-                let l: Vec<csm_graph::Label> = (0..data.labels.len() as u32).map(|i| i % qmod).collect();
+                let l: Vec<csm_graph::Label> = (0..data.labels.len() as u32).map(|i| i % qmod * mul).collect();
                 data = csm_graph::gen::with_labels(&data, &l);
                 if elabels.is_some() {
                     data.edge_labelled = true;
@@ -1029,7 +1040,7 @@ mod tests {
                 }
                 let q = QueryGraph::from_data(&data).unwrap();
                 let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&dg), true).unwrap();
-                let what = format!("{name}, {nl} labels, edge labels {elabels:?}, query labels mod {qmod}");
+                let what = format!("{name}, {nl} labels × {mul}, edge labels {elabels:?}, query labels mod {qmod}");
                 for batch in stream.chunks(200) {
                     dg.stage(batch, "t", Strictness::Strict).unwrap();
                     let delta = dg.pending_delta().unwrap().clone();

@@ -619,6 +619,8 @@ struct Row {
     seeds: u64,
     tasks: u64,
     split: f64,
+    /// Seconds finding the batch's seeds.
+    seeds_time: f64,
     nodes: u64,
     host_lists: u64,
     cached_lists: u64,
@@ -662,6 +664,7 @@ impl Row {
             seeds: 0,
             tasks: 0,
             split: 0.0,
+            seeds_time: 0.0,
             nodes: 0,
             host_lists: 0,
             cached_lists: 0,
@@ -682,11 +685,11 @@ impl Row {
 
     fn csv_header() -> &'static str {
         "size,batch,query,engine,positive,negative,seconds,fe_seconds,dc_seconds,kernel_seconds,\
-         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,kernel_wall_seconds,upload_seconds,launch_wall_seconds,download_seconds,launches,memo_hits,memo_misses,ok,verified,error"
+         host_bytes,cache_bytes,cache_vertices,seeds,tasks,split_seconds,seeds_seconds,nodes,host_lists,cached_lists,staged_lists,deferred,kernel_wall_seconds,upload_seconds,launch_wall_seconds,download_seconds,launches,memo_hits,memo_misses,ok,verified,error"
     }
     fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},\"{}\"",
+            "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{:.6},{:.6},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},\"{}\"",
             self.size,
             self.batch,
             self.query,
@@ -703,6 +706,7 @@ impl Row {
             self.seeds,
             self.tasks,
             self.split,
+            self.seeds_time,
             self.nodes,
             self.host_lists,
             self.cached_lists,
@@ -726,7 +730,7 @@ impl Row {
                "fe_seconds": self.fe, "dc_seconds": self.dc, "kernel_seconds": self.kernel,
                "host_bytes": self.host_bytes, "host_bytes_kind": "counted",
                "cache_bytes": self.cache_bytes, "cache_vertices": self.cache_vertices,
-               "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "nodes": self.nodes, "host_lists": self.host_lists,
+               "seeds": self.seeds, "tasks": self.tasks, "split_seconds": self.split, "seeds_seconds": self.seeds_time, "nodes": self.nodes, "host_lists": self.host_lists,
                "cached_lists": self.cached_lists, "staged_lists": self.staged_lists, "deferred": self.deferred,
                "kernel_wall_seconds": self.kernel_wall, "upload_seconds": self.upload,
                "launch_wall_seconds": self.launch_wall, "download_seconds": self.download, "launches": self.launches, "memo_hits": self.memo_hits, "memo_misses": self.memo_misses, "ok": self.ok, "verified": self.verified, "error": self.error})
@@ -840,12 +844,13 @@ fn summary(rows: &[Row], engines: &[String]) -> (String, Value) {
             let dc = med(e, &|r| r.dc);
             let hb = med(e, &|r| r.host_bytes as f64);
             let split = med(e, &|r| r.split);
+            let seeds = med(e, &|r| r.seeds_time);
             per.insert(
                 e.clone(),
                 json!({
                     "seconds": x, "kernel_seconds": kernel, "fe_seconds": fe, "dc_seconds": dc,
-                    "split_seconds": split,
-                    "other_seconds": x - kernel.max(0.0) - fe.max(0.0) - dc.max(0.0) - split.max(0.0),
+                    "split_seconds": split, "seeds_seconds": seeds,
+                    "other_seconds": x - kernel.max(0.0) - fe.max(0.0) - dc.max(0.0) - split.max(0.0) - seeds.max(0.0),
                     "host_bytes": hb,
                     "zero_copy_floor_seq_seconds": hb / (ZC_SEQ_GBPS * 1e9),
                     "zero_copy_floor_rand_seconds": hb / (ZC_RAND_GBPS * 1e9),
@@ -2301,6 +2306,7 @@ fn row_of(size: usize, b: usize, q: &str, e: &str, r: &StagedRun, ok: bool) -> R
         seeds: r.roots as u64,
         tasks: r.tasks as u64,
         split: r.split_seconds,
+        seeds_time: r.seeds_seconds,
         nodes: r.kernel.nodes,
         host_lists: r.kernel.host_lists,
         cached_lists: r.kernel.cached_lists,
