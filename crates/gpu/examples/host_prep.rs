@@ -73,9 +73,11 @@ fn main() -> Result<(), String> {
         for _ in 0..5 {
             let b = &stream[off..off + size];
             off += size;
+            let t = Instant::now();
             graph
                 .stage(b, "stream", Strictness::Strict)
                 .map_err(|e| e.to_string())?;
+            let stage_ms = t.elapsed().as_secs_f64() * 1e3;
             let delta = graph.pending_delta().cloned().unwrap_or_default();
             for (name, qp) in &queries {
                 let (grouped, n) = fastest(&mut || qp.seeds(&graph, &delta).len());
@@ -96,7 +98,10 @@ fn main() -> Result<(), String> {
                 });
                 println!("{size:7} {name:16} {n:5} {grouped:11.3} {per_plan:11.3} {tasks:6} {split:8.3} {words:9.3}");
             }
+            let t = Instant::now();
             graph.commit();
+            let commit_ms = t.elapsed().as_secs_f64() * 1e3;
+            println!("{size:7} staged in {stage_ms:.3} ms, committed in {commit_ms:.3} ms");
         }
     }
     Ok(())

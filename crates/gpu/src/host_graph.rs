@@ -398,6 +398,9 @@ impl HostGraph {
         let glabels = g.labels();
         for &v in &dirty {
             let vi = v as usize;
+            // (kept up to date per list: a sum over the table read 0.8 GB
+            // on a 33 M-vertex graph, about 40 ms per call on the H200's host)
+            let before = self.entries[vi].len as usize;
             self.labels[vi] = glabels.get(vi).copied().unwrap_or(ABSENT);
             if vi < n {
                 let nb = g.nbrs(v, csm_graph::Version::New);
@@ -406,9 +409,9 @@ impl HostGraph {
                 self.entries[vi].base = 0;
                 self.entries[vi].len = 0;
             }
+            self.list_words = self.list_words - before + self.entries[vi].len as usize;
         }
         self.upload_entries(&dirty)?;
-        self.list_words = self.entries.iter().map(|e| e.len as usize).sum();
         Ok(())
     }
 

@@ -554,6 +554,13 @@ fn vsgm_over_budget_is_a_clear_error_and_leaves_the_graph() {
 fn assert_mirror(h: &HostGraph, g: &DynamicGraph, what: &str) {
     let (table, labels) = h.download_table().unwrap();
     assert!(table.len() >= g.num_vertices(), "{what}");
+    let words: usize = (0..g.num_vertices() as VertexId)
+        .map(|v| {
+            let nb = g.nbrs(v, Version::New);
+            nb.base.len() + nb.delta.len()
+        })
+        .sum();
+    assert_eq!(h.list_words(), words, "{what}: list words");
     for v in 0..g.num_vertices() as VertexId {
         let nb = g.nbrs(v, Version::New);
         let mut ids = nb.base.to_vec();
