@@ -1011,7 +1011,8 @@ mod tests {
         use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount};
         use csm_graph::{DynamicGraph, Strictness};
         // (data vertex labels, data edge labels, query labels modulo, label
-        // multiplier: labels past batch_seeds' table)
+        // multiplier: labels past batch_seeds' table); the last batch has
+        // over 2,048 edges of each sign, which are grouped on rayon's pool
         for (nl, elabels, qmod, mul) in [
             (3, None, 3, 1),
             (5, None, 3, 1),
@@ -1023,10 +1024,10 @@ mod tests {
                 num_labels: nl,
                 seed: 1,
             };
-            let labels: Vec<csm_graph::Label> = assign_labels(512, &uniform).into_iter().map(|l| l * mul).collect();
-            let pairs = rmat(9, 4000, 0.57, 0.19, 0.19, 3);
-            let g = graph_from_pairs(512, &pairs, labels, elabels.map(|n| (n, 9)));
-            let (g0, stream) = make_stream(&g, StreamAmount::Count(600), 0.5, 4);
+            let labels: Vec<csm_graph::Label> = assign_labels(1024, &uniform).into_iter().map(|l| l * mul).collect();
+            let pairs = rmat(10, 12_000, 0.57, 0.19, 0.19, 3);
+            let g = graph_from_pairs(1024, &pairs, labels, elabels.map(|n| (n, 9)));
+            let (g0, stream) = make_stream(&g, StreamAmount::Count(5000), 0.5, 4);
             let mut dg = DynamicGraph::from_data(&g0).unwrap();
             for name in ["triangle", "house", "5-cycle"] {
                 let mut data = csm_graph::gen::standard_query(name).unwrap();
@@ -1041,7 +1042,7 @@ mod tests {
                 let q = QueryGraph::from_data(&data).unwrap();
                 let qp = QueryPlans::new(&q, &GcsmOrder, &GraphStats::of(&dg), true).unwrap();
                 let what = format!("{name}, {nl} labels × {mul}, edge labels {elabels:?}, query labels mod {qmod}");
-                for batch in stream.chunks(200) {
+                for batch in [&stream[..200], &stream[200..400], &stream[400..]] {
                     dg.stage(batch, "t", Strictness::Strict).unwrap();
                     let delta = dg.pending_delta().unwrap().clone();
                     let mut want = Vec::new();
