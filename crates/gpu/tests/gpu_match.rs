@@ -720,6 +720,9 @@ fn expanded_and_sliced_tasks_match_cpu() {
         let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("SKIPPED (no GPU): {e}\n")); // uncaptured by libtest
         return;
     }
+    // CSM_TEST_KERNEL: kernel settings (`--gpu-kernel`'s list) laid over
+    // every configuration, to bisect a failure on the device
+    let settings = std::env::var("CSM_TEST_KERNEL").unwrap_or_default();
     let g = rmat_graph(11, 20_000, 2, None, 43);
     let (g0, batches) = stream(&g, 128, 3, 44);
     for (name, labels) in [
@@ -745,13 +748,16 @@ fn expanded_and_sliced_tasks_match_cpu() {
             max_task: 64,
             ..TaskOptions::v6()
         };
-        for tasks in [
+        for (k, tasks) in [
             split(4, 4, 8),
             split(0, 3, 0),
             split(64, 4, 32),
             v6(16, true),
             v6(1 << 16, false),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let config = MatcherConfig {
                 tasks,
                 chunk: 64,
@@ -759,10 +765,19 @@ fn expanded_and_sliced_tasks_match_cpu() {
                 // and reuse of a staged list at a changing offset.
                 stage_words: if tasks.max_task == 0 { 40 } else { 4096 },
                 ..MatcherConfig::default()
-            };
+            }
+            .with_settings(&settings)
+            .unwrap();
             for v in [Variant::Zp, Variant::Gcsm] {
                 let mut e = GpuEngine::with_config(v, Budget::Fraction(0.1), order(), config).unwrap();
-                check_engine(&mut e, &g0, &q, &batches, &want, &format!("{name}/{}/split", v.name()));
+                check_engine(
+                    &mut e,
+                    &g0,
+                    &q,
+                    &batches,
+                    &want,
+                    &format!("{name}/{}/split {k}", v.name()),
+                );
             }
         }
     }
