@@ -574,6 +574,15 @@ __device__ void stage_level(const Params& p, WarpState& ws, const u32* lv, u32 d
     u32 used = 0;
     const u32 cap = (u32)p.stage_words;
     u32* area = stage + (u64)d * cap;
+    // This node's staging and windows overwrite the level's area, and the
+    // loop below keeps ws.stv[d][k] true only for k < nr. A read k >= nr
+    // belongs to another plan whose level d has more reads: its record may
+    // name a copy this node overwrites, and a later node of that plan
+    // (same vertices, same offsets) would take the stale copy for its own.
+    // Thirty-fifth session: a warp that took tasks of two plans in that
+    // order counted 47 embeddings too few, once in about 60 runs.
+    if (lane >= nr && lane < MAXR) ws.stv[d][lane] = NONE;
+    __syncwarp();
     for (u32 k = 0; k < nr; ++k) {
         const ListRef L = ws.lists[d][k];
         const u32 words = (L.elabel != NONE) ? 2 * L.len : L.len;
