@@ -928,8 +928,10 @@ impl GpuEngine {
             overlap = Some(ov);
             match side {
                 Ok((load, h)) => {
-                    let live = c.layout().live().saturating_sub(h.as_ref().map_or(0, Vec::len));
                     let r = launch(matcher, Some(&*c), &st.host, &st.plans, prep, Some(&mut *split), t0);
+                    // (counted after the launch: a pass over the slots, not
+                    // part of the batch's time)
+                    let live = c.layout().live().saturating_sub(h.as_ref().map_or(0, Vec::len));
                     if let Some(h) = h {
                         hidden = Some((load, h));
                     }
