@@ -561,7 +561,7 @@ pub struct EngineArgs {
     /// Kernel launch settings for `--engine gpu`, as KEY=VALUE[,KEY=VALUE...]:
     /// chunk, stage-words, window-min, window-max, defer-min, defer-slice,
     /// defer-wanted, defer-drained, defer-rounds, defer-cap, lockstep,
-    /// memo-slots, memo-min, memo-defer, memo-labelled (see
+    /// memo-slots, memo-min, memo-defer, memo-labelled, grid-blocks (see
     /// `csm_gpu::MatcherConfig`; e.g. `lockstep=0,defer-drained=0` for
     /// match v12's searches and v11's deferral, `memo-slots=0` for no
     /// last-level memo).

@@ -112,6 +112,11 @@ pub struct MatcherConfig {
     pub stage_words: u32,
     /// Blocks per SM (None: the occupancy the compiler allows).
     pub blocks_per_sm: Option<u32>,
+    /// Blocks of the whole grid, overriding `blocks_per_sm` × SMs (None:
+    /// that product). Fewer warps each take more tasks in a row, which
+    /// exercises the per-warp state kept from task to task (the staging
+    /// area's records; thirty-fifth session).
+    pub grid_blocks: Option<u32>,
     /// How seeds are cut into tasks on the host (load balance).
     pub tasks: TaskOptions,
     /// Warps stop taking seeds after this long and the run is reported as
@@ -197,6 +202,7 @@ impl Default for MatcherConfig {
             chunk: 1024,
             stage_words: 4096,
             blocks_per_sm: None,
+            grid_blocks: None,
             tasks: TaskOptions::v6(),
             time_limit: None,
             window_min: 1024,
@@ -217,7 +223,7 @@ impl Default for MatcherConfig {
 }
 
 /// Keys [`MatcherConfig::set`] accepts, with what each sets.
-pub const SETTINGS: [(&str, &str); 15] = [
+pub const SETTINGS: [(&str, &str); 16] = [
     ("chunk", "candidates per level per warp produced at a time"),
     ("stage-words", "words per level per warp for staged host lists"),
     (
@@ -260,6 +266,10 @@ pub const SETTINGS: [(&str, &str); 15] = [
         "memo-labelled",
         "memoise plans that check vertex labels too (1) or only unlabelled ones (0)",
     ),
+    (
+        "grid-blocks",
+        "blocks of the whole grid (0: the occupancy's blocks per SM times the SMs)",
+    ),
 ];
 
 impl MatcherConfig {
@@ -301,6 +311,7 @@ impl MatcherConfig {
             "lockstep" => self.lockstep = flag()?,
             "memo-defer" => self.memo_defer = flag()?,
             "memo-labelled" => self.memo_labelled = flag()?,
+            "grid-blocks" => self.grid_blocks = Some(small()?).filter(|&b| b > 0),
             _ => {
                 let keys: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
                 return Err(bad(&format!("unknown key (known: {})", keys.join(", "))));
@@ -395,7 +406,9 @@ impl Build {
                 .map_err(|e| GpuError::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
                 .max(1),
         };
-        let blocks = per_sm * gpu.info().multiprocessors.max(1);
+        let blocks = config
+            .grid_blocks
+            .map_or(per_sm * gpu.info().multiprocessors.max(1), |b| b.max(1));
         let warps = blocks as usize * shape.warps;
         let cand = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.chunk as usize)?;
         let stage = gpu.alloc_zeros::<u32>(warps * shape.maxq * config.stage_words as usize)?;
