@@ -536,22 +536,11 @@ pub fn engine_options(threads: usize, order: &str) -> Result<EngineOptions> {
     })
 }
 
-/// `--engine`, `--threads`, `--order`.
+/// The GPU engine's options (`--engine gpu`, `verify --engines ...,gpu`).
 #[derive(Args, Debug, Clone)]
-pub struct EngineArgs {
-    /// Engine name (see `csm_baselines::registry::ENGINES`).
-    #[arg(long, short = 'e', value_name = "NAME", default_value = "cpu")]
-    pub engine: String,
-    /// Worker threads (0 = all cores).
-    #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
-    pub threads: usize,
-    /// Matching order: auto (the default: static plans of 6+ query vertices
-    /// pick among candidate orders by sampled work, otherwise cost), cost
-    /// (label frequencies, then query structure) or gcsm (GCSM's fixed,
-    /// data-independent order).
-    #[arg(long, value_name = "ORDER", default_value = "auto")]
-    pub order: String,
-    /// GPU variant for `--engine gpu`: zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist.
+pub struct GpuArgs {
+    /// GPU variant for `--engine gpu` (and the `gpu` of `verify --engines`):
+    /// zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist.
     #[arg(long, value_name = "V", default_value = "gcsm")]
     pub variant: String,
     /// GPU cache budget for `--engine gpu`: a fraction of the graph's list
@@ -589,6 +578,25 @@ pub struct EngineArgs {
     /// `len + len / D + 8` entries (default 32; 0: `len + 8`).
     #[arg(long, value_name = "D")]
     pub gpu_resident_slack: Option<usize>,
+}
+
+/// `--engine`, `--threads`, `--order`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Engine name (see `csm_baselines::registry::ENGINES`).
+    #[arg(long, short = 'e', value_name = "NAME", default_value = "cpu")]
+    pub engine: String,
+    /// Worker threads (0 = all cores).
+    #[arg(long, short = 't', value_name = "T", default_value_t = 0)]
+    pub threads: usize,
+    /// Matching order: auto (the default: static plans of 6+ query vertices
+    /// pick among candidate orders by sampled work, otherwise cost), cost
+    /// (label frequencies, then query structure) or gcsm (GCSM's fixed,
+    /// data-independent order).
+    #[arg(long, value_name = "ORDER", default_value = "auto")]
+    pub order: String,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
     /// Static counts of the cpu engine filter whole neighbour lists by label
     /// instead of reading them grouped by label (for comparisons).
     #[arg(long)]
@@ -626,16 +634,11 @@ impl MemoryArgs {
     }
 }
 
-impl EngineArgs {
-    pub fn options(&self) -> Result<EngineOptions> {
-        self.memory.apply(EngineOptions {
-            label_groups: !self.no_label_groups,
-            edge_filter: !self.whole_graph,
-            ..engine_options(self.threads, &self.order)?
-        })
-    }
-
-    fn gpu(&self) -> Result<csm_gpu::GpuEngine> {
+impl GpuArgs {
+    /// The GPU engine these options name, with matching order `order`;
+    /// `whole_graph` matches on every edge. Every option is checked before
+    /// the device is opened, so a bad one is reported on any machine.
+    pub fn engine(&self, order: &str, whole_graph: bool) -> Result<csm_gpu::GpuEngine> {
         let variant = csm_gpu::Variant::parse(&self.variant).ok_or_else(|| {
             anyhow!(
                 "unknown GPU variant `{}` (expected zp, um, vsgm, vsgm:K, naive, gcsm, gcsm-persist)",
@@ -669,17 +672,31 @@ impl EngineArgs {
                 .parse()
                 .map_err(|_| anyhow!("--gpu-overlap-from must be a number of updates or `never`, got `{n}`"))?,
         };
-        let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(&self.order)?, config)?
+        let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(order)?, config)?
             .with_light_on_cpu(light)
             .with_resident_layout(fill, slack)
             .with_overlap_from(overlap_from);
-        Ok(if self.whole_graph { e.without_edge_filter() } else { e })
+        Ok(if whole_graph { e.without_edge_filter() } else { e })
+    }
+}
+
+impl EngineArgs {
+    pub fn options(&self) -> Result<EngineOptions> {
+        self.memory.apply(EngineOptions {
+            label_groups: !self.no_label_groups,
+            edge_filter: !self.whole_graph,
+            ..engine_options(self.threads, &self.order)?
+        })
+    }
+
+    fn gpu_engine(&self) -> Result<csm_gpu::GpuEngine> {
+        self.gpu.engine(&self.order, self.whole_graph)
     }
 
     /// The static matcher named by `--engine` (the registry's, or `gpu`).
     pub fn static_engine(&self) -> Result<Box<dyn csm_engine::StaticMatcher>> {
         if self.engine == "gpu" {
-            return Ok(Box::new(self.gpu()?));
+            return Ok(Box::new(self.gpu_engine()?));
         }
         Ok(csm_baselines::registry::static_engine(&self.engine, &self.options()?)?)
     }
@@ -687,7 +704,7 @@ impl EngineArgs {
     /// The continuous matcher named by `--engine` (the registry's, or `gpu`).
     pub fn continuous_engine(&self) -> Result<Box<dyn csm_engine::ContinuousMatcher>> {
         if self.engine == "gpu" {
-            return Ok(Box::new(self.gpu()?));
+            return Ok(Box::new(self.gpu_engine()?));
         }
         Ok(csm_baselines::registry::continuous_engine(
             &self.engine,

@@ -1174,6 +1174,65 @@ fn gpu_kernel_settings_are_checked_before_the_device() {
     assert!(!err.contains("kernel setting"), "{err}");
 }
 
+/// `verify --engines cpu,gpu` builds the GPU engine from the same options
+/// as `stream --engine gpu`, and checks them and the device before the
+/// graph is read: without a device (`CSM_GPU_DISABLE`) it fails with that
+/// error, whatever the graph.
+#[test]
+fn verify_takes_the_gpu_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
+    let (g0, s) = gen_stream(dir.path(), &g, "0.1", "3", "s.stream");
+    let run = |graph: &str, engines: &str, extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            "-g",
+            graph,
+            "-u",
+            &s,
+            "-q",
+            "triangle",
+            "-b",
+            "7",
+            "--engines",
+            engines,
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(CSM)
+            .args(&args)
+            .env("CSM_GPU_DISABLE", "1")
+            .output()
+            .expect("run csm");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, err) = run(&g0, "cpu,gpu", &["--variant", "gcsm-persist"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("GPU engines are unavailable"), "{err}");
+    let missing = dir.path().join("missing.graph");
+    let (code, err) = run(missing.to_str().unwrap(), "cpu,gpu", &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("GPU engines are unavailable"),
+        "checked after the graph: {err}"
+    );
+    for (extra, says) in [
+        (&["--variant", "bogus"][..], "unknown GPU variant"),
+        (&["--gpu-kernel", "bogus=1"][..], "unknown key"),
+        (&["--budget", "150%"][..], "--budget"),
+    ] {
+        let (code, err) = run(&g0, "gpu,cpu", extra);
+        assert_eq!(code, Some(1), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    let (code, err) = run(&g0, "cpu,gpux", &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("unknown engine 'gpux'") && err.contains(", gpu"), "{err}");
+    // without `gpu` the GPU options are not looked at
+    let (code, err) = run(&g0, "cpu,oracle", &["--variant", "bogus"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
 #[test]
 fn gpu_flags_are_checked_before_the_device() {
     let dir = tempfile::tempdir().unwrap();

@@ -28,7 +28,9 @@ pub struct VerifyArgs {
     /// Updates per batch.
     #[arg(long, short = 'b', value_name = "B", default_value_t = 64)]
     pub batch: usize,
-    /// Comma-separated engine names, or `all` (every registered engine).
+    /// Comma-separated engine names, or `all` (every registered engine);
+    /// `gpu` adds the GPU engine (`--variant`, `--budget`, `--gpu-kernel`
+    /// ...), which `all` leaves out.
     #[arg(long, value_name = "LIST", default_value = "cpu,oracle,vf2")]
     pub engines: String,
     /// Worker threads of the engines that use them (0 = all cores).
@@ -39,10 +41,16 @@ pub struct VerifyArgs {
     pub order: String,
     #[command(flatten)]
     pub memory: input::MemoryArgs,
+    /// Options of the `gpu` engine, when `--engines` names it.
+    #[command(flatten)]
+    pub gpu: input::GpuArgs,
     /// Print one JSON object with the outcome (the exit code still tells).
     #[arg(long)]
     pub json: bool,
 }
+
+/// The GPU engine's name in `--engines` (not in the CPU registry).
+const GPU: &str = "gpu";
 
 /// The engines a `--engines` value names.
 pub fn engine_list(spec: &str) -> Result<Vec<String>> {
@@ -55,8 +63,8 @@ pub fn engine_list(spec: &str) -> Result<Vec<String>> {
         bail!("--engines: no engine named");
     }
     for n in &names {
-        if !ENGINES.contains(&n.as_str()) {
-            bail!("unknown engine '{n}'; available: {}", ENGINES.join(", "));
+        if !ENGINES.contains(&n.as_str()) && n != GPU {
+            bail!("unknown engine '{n}'; available: {}, {GPU}", ENGINES.join(", "));
         }
     }
     Ok(names)
@@ -91,10 +99,22 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         bail!("--batch must be at least 1");
     }
     let names = engine_list(&args.engines)?;
+    // The GPU engine's options, and the device, are checked before the
+    // graph is loaded.
+    if names.iter().any(|n| n == GPU) {
+        drop(args.gpu.engine(&args.order, false)?);
+    }
     let mut g = args.graph.load()?;
     let graph_name = g.name.clone();
     let mut q = args.query.load()?;
     let opts = args.memory.apply(input::engine_options(args.threads, &args.order)?)?;
+    let static_engine = |n: &str| -> Result<Box<dyn csm_engine::StaticMatcher>> {
+        Ok(if n == GPU {
+            Box::new(args.gpu.engine(&args.order, false)?)
+        } else {
+            registry::static_engine(n, &opts)?
+        })
+    };
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
     } else {
@@ -110,7 +130,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     // Wall time per engine (static count, init and batches).
     let mut wall: HashMap<String, f64> = HashMap::new();
     for n in &names {
-        let eng = registry::static_engine(n, &opts)?;
+        let eng = static_engine(n)?;
         let t0 = Instant::now();
         if let Some(c) = supported(eng.count(&csr0, &q.query), n, &mut skipped)? {
             statics.push((n.clone(), c));
@@ -140,7 +160,11 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut engines: Vec<(String, Box<dyn ContinuousMatcher>)> = Vec::new();
     if !w.updates.is_empty() {
         for (n, _) in &statics {
-            let mut e = registry::continuous_engine(n, &opts)?;
+            let mut e: Box<dyn ContinuousMatcher> = if n == GPU {
+                Box::new(args.gpu.engine(&args.order, false)?)
+            } else {
+                registry::continuous_engine(n, &opts)?
+            };
             let t0 = Instant::now();
             let init = e.init(&w.g0, &q.query);
             *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
@@ -245,7 +269,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     if !w.updates.is_empty() {
         let csr1 = reference.to_csr(Version::New);
         let (rname, _) = &statics[0];
-        let eng = registry::static_engine(rname, &opts)?;
+        let eng = static_engine(rname)?;
         if let Some(c) = supported(eng.count(&csr1, &q.query), rname, &mut skipped)? {
             final_count = Some(c);
             for ((n, _), &(p, m)) in engines.iter().zip(&sums) {
