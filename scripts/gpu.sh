@@ -9,7 +9,8 @@
 #                             nvidia-smi, every carried test binary
 #                             (--test-threads=1 --nocapture), a CPU-fallback
 #                             check, compute-sanitizer on the smoke and
-#                             matching tests, `csm stream --engine gpu`
+#                             matching tests, `csm stream --engine gpu` (and
+#                             `csm verify --engines cpu,gpu`)
 #                             against the CPU engine (counts per batch,
 #                             --budget all and default), then csm-gpu-bench.
 #                             Logs go to $OUT (at most 8 files come back):
@@ -329,6 +330,18 @@ run_remote() {
                 done
             done
         done
+        # `csm verify --engines cpu,gpu`: the same comparison through verify
+        # (static count, then batch by batch, then the final recount).
+        if ((rc == 0)); then
+            if timeout 120 "$c" verify -g "$w/g0.graph" -u "$w/s.stream" -q house -b 500 --engines cpu,gpu \
+                --variant gcsm-persist >"$w/verify.log" 2>&1; then
+                echo "   csm verify house -b 500 --engines cpu,gpu --variant gcsm-persist: $(tail -n1 "$w/verify.log")"
+            else
+                echo "   csm verify house -b 500 --engines cpu,gpu --variant gcsm-persist: FAILED"
+                tail -n 5 "$w/verify.log" | sed 's/^/      /'
+                failures=$((failures + 1))
+            fi
+        fi
         set -e
         rm -rf "$w"
     fi
