@@ -216,9 +216,7 @@ pub fn run_staged(
     let t0 = Instant::now();
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
-    let t = Instant::now();
-    let seeds = plans.seeds(g, delta);
-    let seeds_seconds = t.elapsed().as_secs_f64();
+    let (seeds, seeds_seconds) = timed_seeds(g, plans, delta);
     let mut run = StagedRun::default();
     let mut selector = selector;
     match selector.as_deref_mut() {
@@ -242,10 +240,14 @@ pub fn run_staged(
         _ => cache.clear(),
     }
     let cache_ref = (!cache.is_empty()).then_some(&*cache as &dyn KernelCache);
-    let prep = Prepared {
+    let prep = cut(
+        g,
+        plans,
+        &seeds,
         seeds_seconds,
-        ..cut(g, plans, &seeds, matcher.task_options(), policy.as_deref())
-    };
+        matcher.task_options(),
+        policy.as_deref(),
+    );
     launch_into(matcher, cache_ref, host, plans, &prep, policy, &mut run)?;
     if let Some(sel) = selector {
         sel.observe(&Observed {
@@ -293,20 +295,24 @@ pub struct Prepared {
 pub fn prepare(g: &DynamicGraph, plans: &QueryPlans, base: TaskOptions, policy: Option<&SplitPolicy>) -> Prepared {
     let empty = csm_graph::BatchDelta::default();
     let delta = g.pending_delta().unwrap_or(&empty);
-    let t = Instant::now();
-    let seeds = plans.seeds(g, delta);
-    let seeds_seconds = t.elapsed().as_secs_f64();
-    Prepared {
-        seeds_seconds,
-        ..cut(g, plans, &seeds, base, policy)
-    }
+    let (seeds, seeds_seconds) = timed_seeds(g, plans, delta);
+    cut(g, plans, &seeds, seeds_seconds, base, policy)
 }
 
-/// Cuts `seeds` into kernel tasks (see [`prepare`]).
+/// The seeds of `delta` staged in `g`, and the seconds finding them took.
+fn timed_seeds(g: &DynamicGraph, plans: &QueryPlans, delta: &csm_graph::BatchDelta) -> (Vec<Seed>, f64) {
+    let t = Instant::now();
+    let seeds = plans.seeds(g, delta);
+    (seeds, t.elapsed().as_secs_f64())
+}
+
+/// Cuts `seeds` (found in `seeds_seconds`) into kernel tasks (see
+/// [`prepare`]).
 fn cut(
     g: &DynamicGraph,
     plans: &QueryPlans,
     seeds: &[Seed],
+    seeds_seconds: f64,
     base: TaskOptions,
     policy: Option<&SplitPolicy>,
 ) -> Prepared {
@@ -316,7 +322,7 @@ fn cut(
     Prepared {
         seeds: seeds.len(),
         tasks,
-        seeds_seconds: 0.0,
+        seeds_seconds,
         split_seconds: t.elapsed().as_secs_f64(),
     }
 }

@@ -497,7 +497,7 @@ impl ResidentLayout {
 
     /// Whether `v` is cached.
     pub fn contains(&self, v: VertexId) -> bool {
-        self.filter.may_hold(v) && self.slot_of.contains_key(&v)
+        self.slot_index(v).is_some()
     }
 
     /// Whether the cache serves `v`'s list: `v` has a live slot and is not

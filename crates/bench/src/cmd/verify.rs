@@ -99,20 +99,30 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         bail!("--batch must be at least 1");
     }
     let names = engine_list(&args.engines)?;
-    // The GPU engine's options, and the device, are checked before the
-    // graph is loaded.
-    if names.iter().any(|n| n == GPU) {
-        drop(args.gpu.engine(&args.order, false)?);
-    }
+    // Built before the graph is loaded, so that its options and the device
+    // are checked first; it then makes the GPU's static count.
+    let mut gpu_static = if names.iter().any(|n| n == GPU) {
+        Some(args.gpu.engine(&args.order, false)?)
+    } else {
+        None
+    };
     let mut g = args.graph.load()?;
     let graph_name = g.name.clone();
     let mut q = args.query.load()?;
     let opts = args.memory.apply(input::engine_options(args.threads, &args.order)?)?;
+    // the registry's engines, or a GPU engine from `--variant` and the rest
     let static_engine = |n: &str| -> Result<Box<dyn csm_engine::StaticMatcher>> {
         Ok(if n == GPU {
             Box::new(args.gpu.engine(&args.order, false)?)
         } else {
             registry::static_engine(n, &opts)?
+        })
+    };
+    let continuous_engine = |n: &str| -> Result<Box<dyn ContinuousMatcher>> {
+        Ok(if n == GPU {
+            Box::new(args.gpu.engine(&args.order, false)?)
+        } else {
+            registry::continuous_engine(n, &opts)?
         })
     };
     let strictness = if args.graph.read.lenient {
@@ -130,7 +140,10 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     // Wall time per engine (static count, init and batches).
     let mut wall: HashMap<String, f64> = HashMap::new();
     for n in &names {
-        let eng = static_engine(n)?;
+        let eng: Box<dyn csm_engine::StaticMatcher> = match gpu_static.take_if(|_| n == GPU) {
+            Some(e) => Box::new(e),
+            None => static_engine(n)?,
+        };
         let t0 = Instant::now();
         if let Some(c) = supported(eng.count(&csr0, &q.query), n, &mut skipped)? {
             statics.push((n.clone(), c));
@@ -160,11 +173,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut engines: Vec<(String, Box<dyn ContinuousMatcher>)> = Vec::new();
     if !w.updates.is_empty() {
         for (n, _) in &statics {
-            let mut e: Box<dyn ContinuousMatcher> = if n == GPU {
-                Box::new(args.gpu.engine(&args.order, false)?)
-            } else {
-                registry::continuous_engine(n, &opts)?
-            };
+            let mut e = continuous_engine(n)?;
             let t0 = Instant::now();
             let init = e.init(&w.g0, &q.query);
             *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();

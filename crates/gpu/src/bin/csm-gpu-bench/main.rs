@@ -1864,10 +1864,8 @@ impl Run<'_> {
                                     let res = sided.map(|(mask, mut r, ov)| {
                                         // the refresh's enqueue and device time
                                         // (made at the batch's start)
-                                        let after = load.charged_seconds(refresh_dev)
-                                            - load.bookkeeping_seconds
-                                            - load.pack_seconds;
                                         let book = load.bookkeeping_seconds + load.pack_seconds;
+                                        let after = load.charged_seconds(refresh_dev) - book;
                                         let mut mask_secs = 0.0;
                                         let refresh_secs;
                                         if used {
