@@ -79,6 +79,21 @@ fn main() -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             let stage_ms = t.elapsed().as_secs_f64() * 1e3;
             let delta = graph.pending_delta().cloned().unwrap_or_default();
+            // what HostGraph::sync writes after staging (every touched list
+            // whole) against the appended parts and marks alone
+            let (whole, appended): (usize, usize) = graph
+                .touched()
+                .iter()
+                .map(|&v| {
+                    let (base, add) = graph.raw_list(v);
+                    (base.len() + add.len(), add.len())
+                })
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            let marks = graph.pending_marks().len();
+            println!(
+                "{size:7} mirror after staging: {} touched lists, {whole} words whole, {appended} appended + {marks} marks",
+                graph.touched().len()
+            );
             for (name, qp) in &queries {
                 let (grouped, n) = fastest(&mut || qp.seeds(&graph, &delta).len());
                 let (per_plan, _) = fastest(&mut || {

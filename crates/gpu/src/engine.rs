@@ -864,7 +864,8 @@ impl GpuEngine {
             *resident = None;
         }
         let t_sync = Instant::now();
-        if let Err(e) = st.host.sync(&st.graph, &changed) {
+        let marks = st.graph.is_pending().then(|| st.graph.pending_marks());
+        if let Err(e) = st.host.sync_staged(&st.graph, &changed, marks) {
             st.graph.abort();
             let _ = st.host.sync(&st.graph, &changed);
             if let Some(c) = resident.as_mut() {

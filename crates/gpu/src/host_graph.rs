@@ -26,6 +26,7 @@ use rayon::prelude::*;
 
 use crate::device::{Gpu, ManagedBuffer, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
+use crate::list_write::{self, ListWrite, Stored};
 use crate::nvrtc::{kernel, MATCH_CU};
 use crate::shared_ptr::SharedPtr;
 
@@ -124,13 +125,21 @@ struct Slot {
     chunk: u32,
     off: u64,
     cap: u32,
+    /// The slot holds a plain list: the vertex's committed list when it was
+    /// last written (see [`list_write::choose`]).
+    clean: bool,
 }
 
 /// Counters of what [`HostGraph::sync`] did (cumulative).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SyncStats {
-    /// Lists rewritten.
+    /// Lists written (whole or appended).
     pub lists: u64,
+    /// Of those, lists brought in step by writing only their appended part
+    /// and the marks of their deleted entries.
+    pub appended: u64,
+    /// Words (ids) written, both kinds of write.
+    pub words: u64,
     /// Lists moved to a larger slot.
     pub relocations: u64,
     /// Vertex slots added after the initial build.
@@ -138,6 +147,11 @@ pub struct SyncStats {
     /// Table entries scattered to the device.
     pub entries_uploaded: u64,
 }
+
+/// Words of whole lists from which a sync writes host memory on rayon's
+/// pool (4 MiB: a commit of 8,192 updates on the bench's R-MAT rewrites
+/// about 120 MB of touched lists).
+const PAR_SYNC_WORDS: usize = 1 << 20;
 
 /// Minimum words of a chunk allocated for relocated lists (64 MiB).
 const TAIL_CHUNK_WORDS: usize = 16 << 20;
@@ -249,6 +263,7 @@ impl HostGraph {
                 chunk: 0,
                 off: offs[v],
                 cap,
+                clean: nb.is_plain(),
             });
             let ids = base_ptr + offs[v] * 4;
             list_words += raw_len(&nb);
@@ -377,8 +392,36 @@ impl HostGraph {
     /// (their lists and labels; ids at or beyond `g.num_vertices()` become
     /// empty and ABSENT) and for every vertex slot `g` gained. Call it after
     /// `stage` with `g.touched()` plus the batch's added/removed vertices,
-    /// and after `commit` (or `abort`) with the same set.
+    /// and after `commit` (or `abort`) with the same set. Every list is
+    /// written whole; [`HostGraph::sync_staged`] writes less after `stage`.
     pub fn sync<G: GraphView + ?Sized>(&mut self, g: &G, vertices: &[VertexId]) -> GpuResult<()> {
+        self.sync_lists(g, vertices, false, None)
+    }
+
+    /// [`HostGraph::sync`], given where the staged batch marked its
+    /// deletions (`marks`: [`csm_graph::DynamicGraph::pending_marks`]; `None`
+    /// when nothing is staged). A list whose slot holds its committed list
+    /// then gets only its appended part and marks written
+    /// ([`list_write::write_appended`]; pinned and managed memory), not
+    /// the whole list again. Large syncs write on rayon's pool.
+    pub fn sync_staged<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        vertices: &[VertexId],
+        marks: Option<&[(VertexId, u32)]>,
+    ) -> GpuResult<()> {
+        self.sync_lists(g, vertices, true, marks)
+    }
+
+    /// [`HostGraph::sync`] (`appending` false) or
+    /// [`HostGraph::sync_staged`].
+    fn sync_lists<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        vertices: &[VertexId],
+        appending: bool,
+        marks: Option<&[(VertexId, u32)]>,
+    ) -> GpuResult<()> {
         let n_old = self.entries.len();
         let n = g.num_vertices();
         let mut dirty: Vec<VertexId> = Vec::with_capacity(vertices.len() + n.saturating_sub(n_old));
@@ -395,6 +438,14 @@ impl HostGraph {
         dirty.sort_unstable();
         dirty.dedup();
         dirty.retain(|&v| (v as usize) < self.entries.len());
+        let marks_known = marks.is_some();
+        let mut marks: Vec<(VertexId, u32)> = marks.map(<[_]>::to_vec).unwrap_or_default();
+        marks.sort_unstable();
+        // appended parts are written in place, in memory the host writes
+        let appending = appending && self.memory.is_host();
+        // Decide each list's write and place it (relocating lists that
+        // outgrew their slots), then write, possibly in parallel.
+        let mut writes: Vec<(VertexId, ListWrite)> = Vec::with_capacity(dirty.len());
         let glabels = g.labels();
         for &v in &dirty {
             let vi = v as usize;
@@ -404,46 +455,49 @@ impl HostGraph {
             self.labels[vi] = glabels.get(vi).copied().unwrap_or(ABSENT);
             if vi < n {
                 let nb = g.nbrs(v, csm_graph::Version::New);
-                self.write_list(v, &nb)?;
+                let stored = Stored {
+                    len: before,
+                    cap: self.slots[vi].cap as usize,
+                    clean: self.slots[vi].clean,
+                };
+                let kind = list_write::choose(stored, &nb, marks_known, appending);
+                self.place(v, &nb, kind)?;
+                writes.push((v, kind));
             } else {
                 self.entries[vi].base = 0;
                 self.entries[vi].len = 0;
+                self.slots[vi].clean = false;
             }
             self.list_words = self.list_words - before + self.entries[vi].len as usize;
         }
+        self.write_lists(g, &writes, &marks)?;
         self.upload_entries(&dirty)?;
         Ok(())
     }
 
-    fn write_list(&mut self, v: VertexId, nb: &Nbrs<'_>) -> GpuResult<()> {
+    /// Gives `v`'s list (`nb`) a slot large enough (a fresh one with doubled
+    /// capacity when it outgrew its own) and the table entry `kind` leaves:
+    /// everything but the copy itself.
+    fn place(&mut self, v: VertexId, nb: &Nbrs<'_>, kind: ListWrite) -> GpuResult<()> {
         let vi = v as usize;
         let len = raw_len(nb);
         let factor = if self.edge_labelled { 2 } else { 1 };
         if len > self.slots[vi].cap as usize {
+            debug_assert_eq!(kind, ListWrite::Whole, "an appended write fits its slot");
             let cap = (2 * len).max(8);
             let (chunk, off) = self.allocate(cap * factor)?;
             self.slots[vi] = Slot {
                 chunk: chunk as u32,
                 off: off as u64,
                 cap: u32::try_from(cap).map_err(|_| GpuError::InvalidInput(format!("list of {len} entries")))?,
+                clean: false,
             };
             self.stats.relocations += 1;
         }
-        let s = self.slots[vi];
-        let gpu = self.gpu.clone();
-        let chunk = &mut self.chunks[s.chunk as usize];
-        let o = s.off as usize;
-        let mut ids = Vec::with_capacity(len);
-        ids.extend_from_slice(nb.base);
-        ids.extend_from_slice(nb.delta);
-        chunk.write(&gpu, o, &ids)?;
-        if self.edge_labelled {
-            let mut labs = Vec::with_capacity(len);
-            push_labels(&mut labs, nb.base_labels, nb.base.len());
-            push_labels(&mut labs, nb.delta_labels, nb.delta.len());
-            chunk.write(&gpu, o + s.cap as usize, &labs)?;
-        }
-        let ptr = chunk.device_ptr(&gpu) + s.off * 4;
+        let s = &mut self.slots[vi];
+        s.clean = kind == ListWrite::Whole && nb.is_plain();
+        let s = *s;
+        let ptr = self.chunks[s.chunk as usize].device_ptr(&self.gpu) + s.off * 4;
         self.entries[vi] = VEntry {
             ids: ptr,
             labs: if self.edge_labelled {
@@ -455,6 +509,81 @@ impl HostGraph {
             len: len as u32,
         };
         self.stats.lists += 1;
+        match kind {
+            ListWrite::Whole => self.stats.words += len as u64,
+            ListWrite::Appended => {
+                self.stats.appended += 1;
+                self.stats.words += nb.delta.len() as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The copies of [`HostGraph::sync_staged`], into the slots `place`
+    /// gave: in host memory in place (on rayon's pool from
+    /// [`PAR_SYNC_WORDS`] words), in device memory list by list.
+    fn write_lists<G: GraphView + ?Sized>(
+        &mut self,
+        g: &G,
+        writes: &[(VertexId, ListWrite)],
+        marks: &[(VertexId, u32)],
+    ) -> GpuResult<()> {
+        let labelled = self.edge_labelled;
+        let factor = if labelled { 2 } else { 1 };
+        if !self.memory.is_host() {
+            let gpu = self.gpu.clone();
+            for &(v, _) in writes {
+                let s = self.slots[v as usize];
+                let nb = g.nbrs(v, csm_graph::Version::New);
+                let mut window = vec![0u32; s.cap as usize * factor];
+                list_write::write_whole(&mut window, s.cap as usize, &nb, labelled);
+                let used = if labelled { window.len() } else { raw_len(&nb) };
+                self.chunks[s.chunk as usize].write(&gpu, s.off as usize, &window[..used])?;
+            }
+            return Ok(());
+        }
+        let bases: Vec<(SharedPtr, usize)> = self
+            .chunks
+            .iter_mut()
+            .map(|c| {
+                let h = c.host_mut().expect("host memory");
+                (SharedPtr(h.as_mut_ptr()), h.len())
+            })
+            .collect();
+        let slots = &self.slots;
+        let write = |&(v, kind): &(VertexId, ListWrite)| {
+            let s = slots[v as usize];
+            let (base, chunk_len) = bases[s.chunk as usize];
+            let (off, words) = (s.off as usize, s.cap as usize * factor);
+            assert!(off + words <= chunk_len, "a slot lies inside its chunk");
+            // SAFETY: the window is this vertex's slot, inside its chunk (just
+            // checked); slots of distinct vertices are disjoint and `writes`
+            // names each vertex once, so no two writers share a word; `self`
+            // is borrowed mutably, so nothing else reads the chunks meanwhile.
+            let window = unsafe { std::slice::from_raw_parts_mut(base.get().add(off), words) };
+            let nb = g.nbrs(v, csm_graph::Version::New);
+            match kind {
+                ListWrite::Whole => list_write::write_whole(window, s.cap as usize, &nb, labelled),
+                ListWrite::Appended => {
+                    let lo = marks.partition_point(|&(x, _)| x < v);
+                    let hi = marks.partition_point(|&(x, _)| x <= v);
+                    let at = marks[lo..hi].iter().map(|m| m.1);
+                    list_write::write_appended(window, s.cap as usize, &nb, at, labelled);
+                }
+            }
+        };
+        let words: u64 = writes
+            .iter()
+            .map(|&(v, kind)| match kind {
+                ListWrite::Whole => u64::from(self.entries[v as usize].len),
+                ListWrite::Appended => 0,
+            })
+            .sum();
+        if words >= PAR_SYNC_WORDS as u64 {
+            writes.par_iter().with_min_len(16).for_each(write);
+        } else {
+            writes.iter().for_each(write);
+        }
         Ok(())
     }
 
@@ -562,13 +691,5 @@ unsafe fn copy_labels(src: &[Label], n: usize, dst: *mut u32) {
         std::ptr::copy_nonoverlapping(src.as_ptr(), dst, n);
     } else {
         std::ptr::write_bytes(dst, 0, n);
-    }
-}
-
-fn push_labels(out: &mut Vec<u32>, src: &[Label], n: usize) {
-    if src.len() == n {
-        out.extend_from_slice(src);
-    } else {
-        out.resize(out.len() + n, 0);
     }
 }

@@ -37,6 +37,7 @@ pub mod error;
 pub mod host_graph;
 pub mod hot;
 pub mod intersect;
+mod list_write;
 pub mod matcher;
 pub mod nvrtc;
 pub mod overlap;

@@ -601,13 +601,24 @@ fn host_graph_mirrors_staged_and_committed_lists() {
         for (i, b) in batches.iter().enumerate() {
             dg.stage(b, "t", Strictness::Strict).unwrap();
             let changed = csm_gpu::engine::changed_vertices(&dg);
-            h.sync(&dg, &changed).unwrap();
+            // given the marks, lists that were clean get only their
+            // appended parts and marks written
+            h.sync_staged(&dg, &changed, Some(dg.pending_marks())).unwrap();
             assert_mirror(&h, &dg, &format!("{memory:?} staged {i}"));
+            if i % 3 == 1 {
+                dg.abort();
+                h.sync(&dg, &changed).unwrap();
+                assert_mirror(&h, &dg, &format!("{memory:?} aborted {i}"));
+                dg.stage(b, "t", Strictness::Strict).unwrap();
+                h.sync_staged(&dg, &changed, Some(dg.pending_marks())).unwrap();
+                assert_mirror(&h, &dg, &format!("{memory:?} staged again {i}"));
+            }
             dg.commit();
             h.sync(&dg, &changed).unwrap();
             assert_mirror(&h, &dg, &format!("{memory:?} committed {i}"));
         }
         assert!(h.stats.relocations > 0, "growth batches must relocate some lists");
+        assert!(h.stats.appended > 0, "some staged lists must be appended to in place");
         assert!(h.stats.new_vertices > 0);
     }
 }

@@ -362,6 +362,13 @@ struct Args {
     /// Refresh the resident caches after the host mirror's sync (match v7).
     #[arg(long)]
     refresh_late: bool,
+    /// After staging, write every touched list of the host mirrors whole
+    /// (`HostGraph::sync`, as before the thirty-sixth session) instead of
+    /// only the appended parts and marks of lists whose slots hold their
+    /// committed lists (`HostGraph::sync_staged`). The log's "batch done"
+    /// lines give both syncs' times.
+    #[arg(long)]
+    sync_whole: bool,
     /// One graph per query, with only the edges of its label triples.
     #[arg(long)]
     split: bool,
@@ -1597,13 +1604,24 @@ impl Run<'_> {
                 let mut refresh_dev: Vec<Option<f64>> = Vec::new();
                 let mut pre_layout: Vec<Option<ResidentLayout>> = Vec::new();
                 let mut stage_s = 0.0;
+                // the host mirrors' syncs after staging and after the commit
+                let mut sync_s = [0.0f64; 2];
                 for phase in 0..3 {
                     if phase == 1 {
                         if let Some(s) = gpu_side.as_mut() {
-                            s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
-                            if let Some(m) = s.managed.as_mut() {
-                                m.sync(&graph, &changed).map_err(|e| e.to_string())?;
+                            let ts = Instant::now();
+                            let marks = graph.is_pending().then(|| graph.pending_marks());
+                            let mut mirrors = vec![&mut s.pinned];
+                            mirrors.extend(s.managed.as_mut());
+                            for h in mirrors {
+                                if a.sync_whole {
+                                    h.sync(&graph, &changed)
+                                } else {
+                                    h.sync_staged(&graph, &changed, marks)
+                                }
+                                .map_err(|e| e.to_string())?;
                             }
+                            sync_s[0] = ts.elapsed().as_secs_f64();
                         }
                         stage_s = tu.elapsed().as_secs_f64() - persist.iter().map(|l| l.seconds).sum::<f64>();
                         continue;
@@ -1624,7 +1642,7 @@ impl Run<'_> {
                             let ri = (k + b) % nres;
                             let (name, c) = &mut s.resident[ri];
                             pre_layout[ri] = Some(c.layout().clone());
-                            let marks = graph.is_pending().then(|| graph.pending_marks());
+                            let marks = (graph.is_pending() && !a.sync_whole).then(|| graph.pending_marks());
                             let mut load = c.refresh(&gpu, &graph, &changed, marks).map_err(|e| e.to_string())?;
                             if let Some(due) = renew_due.get_mut(ri) {
                                 load.seconds += std::mem::take(due);
@@ -2036,10 +2054,12 @@ impl Run<'_> {
                         let l = c.commit(&s.gpu, &graph).map_err(|e| e.to_string())?;
                         commits.push((name.clone(), l));
                     }
+                    let ts = Instant::now();
                     s.pinned.sync(&graph, &changed).map_err(|e| e.to_string())?;
                     if let Some(m) = s.managed.as_mut() {
                         m.sync(&graph, &changed).map_err(|e| e.to_string())?;
                     }
+                    sync_s[1] = ts.elapsed().as_secs_f64();
                     for (name, l) in commits {
                         let c = &s.resident.iter().find(|(n, _)| *n == name).expect("present").1;
                         let dev = c.device_seconds().map_err(|e| e.to_string())?;
@@ -2085,9 +2105,12 @@ impl Run<'_> {
                 log(
                     t0,
                     format!(
-                        "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms)",
+                        "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms; of which the host mirrors' syncs \
+                         {:.1} / {:.1} ms)",
                         stage_s * 1e3,
-                        tc.elapsed().as_secs_f64() * 1e3
+                        tc.elapsed().as_secs_f64() * 1e3,
+                        sync_s[0] * 1e3,
+                        sync_s[1] * 1e3
                     ),
                 );
                 put_setup(&mut self.setup, key, &gsetup);
