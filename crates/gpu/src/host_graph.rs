@@ -19,9 +19,12 @@
 //! vertices, and scatters the changed table entries and labels to the device.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use csm_graph::{GraphView, Label, Nbrs, VertexId, ABSENT};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
 use rayon::prelude::*;
 
 use crate::device::{Gpu, ManagedBuffer, PinnedBuffer};
@@ -153,6 +156,42 @@ pub struct SyncStats {
 /// about 120 MB of touched lists).
 const PAR_SYNC_WORDS: usize = 1 << 20;
 
+/// Lists from which a sync decides and writes on rayon's pool: each list
+/// costs a few cache misses (its slot, its table entry, the graph's
+/// offsets, the write), which threads overlap.
+const PAR_SYNC_LISTS: usize = 2048;
+
+/// One list's write, decided before any slot changes.
+#[derive(Clone, Copy, Debug)]
+struct Decision {
+    v: VertexId,
+    kind: ListWrite,
+    /// Old part's length.
+    base: usize,
+    /// Both parts' length.
+    len: usize,
+    /// Whether the list is plain (its committed list).
+    plain: bool,
+}
+
+/// Seconds the last [`HostGraph::sync`] or [`HostGraph::sync_staged`] spent
+/// in each step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SyncTiming {
+    /// Deciding each list's write (reads of the graph and the slots).
+    pub decide: f64,
+    /// Placing lists (relocations, table entries) on one thread.
+    pub place: f64,
+    /// Copying lists and setting marks.
+    pub write: f64,
+    /// Scattering the changed table entries and labels to the device.
+    pub upload: f64,
+}
+
+/// Words a changed vertex takes in the table upload's pinned buffer: its
+/// [`VEntry`] (6), its index and its label.
+const UPLOAD_WORDS: usize = 8;
+
 /// Minimum words of a chunk allocated for relocated lists (64 MiB).
 const TAIL_CHUNK_WORDS: usize = 16 << 20;
 
@@ -173,7 +212,16 @@ pub struct HostGraph {
     scatter_u32: CudaFunction,
     /// Σ list lengths at the last sync (entries, both parts).
     list_words: usize,
+    /// Device address of each chunk (a driver call for device chunks).
+    chunk_ptrs: Vec<u64>,
+    /// The table upload's pinned buffer, read in place by the scatters.
+    upload_host: Option<PinnedBuffer<u32>>,
+    /// Recorded after the last scatters: the buffer is free once it is done.
+    upload_done: CudaEvent,
+    upload_queued: bool,
     pub stats: SyncStats,
+    /// The last sync's steps.
+    pub timing: SyncTiming,
 }
 
 fn raw_len(n: &Nbrs<'_>) -> usize {
@@ -291,6 +339,13 @@ impl HostGraph {
         let mut hg = HostGraph {
             tail_used: chunk.len(),
             chunks: vec![chunk],
+            chunk_ptrs: vec![base_ptr],
+            upload_host: None,
+            upload_done: gpu
+                .context()
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(|e| GpuError::driver("cuEventCreate", e))?,
+            upload_queued: false,
             gpu,
             memory,
             edge_labelled,
@@ -303,6 +358,7 @@ impl HostGraph {
             scatter_u32,
             list_words,
             stats: SyncStats::default(),
+            timing: SyncTiming::default(),
         };
         hg.fill_absent_labels(n, table_cap)?;
         hg.gpu.synchronize()?;
@@ -439,51 +495,82 @@ impl HostGraph {
         dirty.dedup();
         dirty.retain(|&v| (v as usize) < self.entries.len());
         let marks_known = marks.is_some();
+        let t = Instant::now();
         let mut marks: Vec<(VertexId, u32)> = marks.map(<[_]>::to_vec).unwrap_or_default();
-        marks.sort_unstable();
+        marks.par_sort_unstable();
         // appended parts are written in place, in memory the host writes
         let appending = appending && self.memory.is_host();
-        // Decide each list's write and place it (relocating lists that
-        // outgrew their slots), then write, possibly in parallel.
-        let mut writes: Vec<(VertexId, ListWrite)> = Vec::with_capacity(dirty.len());
+        let many = dirty.len() >= PAR_SYNC_LISTS;
+        // Each list's write, decided from the graph and the slot (reads
+        // only: cache misses that threads overlap on large syncs) ...
+        let decide = |&v: &VertexId| {
+            let vi = v as usize;
+            if vi >= n {
+                return None;
+            }
+            let nb = g.nbrs(v, csm_graph::Version::New);
+            let stored = Stored {
+                len: self.entries[vi].len as usize,
+                cap: self.slots[vi].cap as usize,
+                clean: self.slots[vi].clean,
+            };
+            Some(Decision {
+                v,
+                kind: list_write::choose(stored, &nb, marks_known, appending),
+                base: nb.base.len(),
+                len: raw_len(&nb),
+                plain: nb.is_plain(),
+            })
+        };
+        let decided: Vec<Option<Decision>> = if many {
+            dirty.par_iter().map(decide).collect()
+        } else {
+            dirty.iter().map(decide).collect()
+        };
+        self.timing.decide = t.elapsed().as_secs_f64();
+        // ... then placed (relocating lists that outgrew their slots) ...
+        let t = Instant::now();
         let glabels = g.labels();
-        for &v in &dirty {
+        let mut writes: Vec<(VertexId, ListWrite)> = Vec::with_capacity(dirty.len());
+        for (&v, d) in dirty.iter().zip(&decided) {
             let vi = v as usize;
             // (kept up to date per list: a sum over the table read 0.8 GB
             // on a 33 M-vertex graph, about 40 ms per call on the H200's host)
             let before = self.entries[vi].len as usize;
             self.labels[vi] = glabels.get(vi).copied().unwrap_or(ABSENT);
-            if vi < n {
-                let nb = g.nbrs(v, csm_graph::Version::New);
-                let stored = Stored {
-                    len: before,
-                    cap: self.slots[vi].cap as usize,
-                    clean: self.slots[vi].clean,
-                };
-                let kind = list_write::choose(stored, &nb, marks_known, appending);
-                self.place(v, &nb, kind)?;
-                writes.push((v, kind));
-            } else {
-                self.entries[vi].base = 0;
-                self.entries[vi].len = 0;
-                self.slots[vi].clean = false;
+            match d {
+                Some(d) => {
+                    self.place(d)?;
+                    writes.push((v, d.kind));
+                }
+                None => {
+                    self.entries[vi].base = 0;
+                    self.entries[vi].len = 0;
+                    self.slots[vi].clean = false;
+                }
             }
             self.list_words = self.list_words - before + self.entries[vi].len as usize;
         }
-        self.write_lists(g, &writes, &marks)?;
+        self.timing.place = t.elapsed().as_secs_f64();
+        // ... and written, on rayon's pool for large syncs.
+        let t = Instant::now();
+        self.write_lists(g, &writes, &marks, many)?;
+        self.timing.write = t.elapsed().as_secs_f64();
+        let t = Instant::now();
         self.upload_entries(&dirty)?;
+        self.timing.upload = t.elapsed().as_secs_f64();
         Ok(())
     }
 
-    /// Gives `v`'s list (`nb`) a slot large enough (a fresh one with doubled
-    /// capacity when it outgrew its own) and the table entry `kind` leaves:
-    /// everything but the copy itself.
-    fn place(&mut self, v: VertexId, nb: &Nbrs<'_>, kind: ListWrite) -> GpuResult<()> {
-        let vi = v as usize;
-        let len = raw_len(nb);
+    /// Gives a decided list a slot large enough (a fresh one with doubled
+    /// capacity when it outgrew its own) and the table entry its write
+    /// leaves: everything but the copy itself.
+    fn place(&mut self, d: &Decision) -> GpuResult<()> {
+        let vi = d.v as usize;
+        let len = d.len;
         let factor = if self.edge_labelled { 2 } else { 1 };
         if len > self.slots[vi].cap as usize {
-            debug_assert_eq!(kind, ListWrite::Whole, "an appended write fits its slot");
+            debug_assert_eq!(d.kind, ListWrite::Whole, "an appended write fits its slot");
             let cap = (2 * len).max(8);
             let (chunk, off) = self.allocate(cap * factor)?;
             self.slots[vi] = Slot {
@@ -495,9 +582,9 @@ impl HostGraph {
             self.stats.relocations += 1;
         }
         let s = &mut self.slots[vi];
-        s.clean = kind == ListWrite::Whole && nb.is_plain();
+        s.clean = d.kind == ListWrite::Whole && d.plain;
         let s = *s;
-        let ptr = self.chunks[s.chunk as usize].device_ptr(&self.gpu) + s.off * 4;
+        let ptr = self.chunk_ptrs[s.chunk as usize] + s.off * 4;
         self.entries[vi] = VEntry {
             ids: ptr,
             labs: if self.edge_labelled {
@@ -505,28 +592,29 @@ impl HostGraph {
             } else {
                 0
             },
-            base: nb.base.len() as u32,
+            base: d.base as u32,
             len: len as u32,
         };
         self.stats.lists += 1;
-        match kind {
+        match d.kind {
             ListWrite::Whole => self.stats.words += len as u64,
             ListWrite::Appended => {
                 self.stats.appended += 1;
-                self.stats.words += nb.delta.len() as u64;
+                self.stats.words += (len - d.base) as u64;
             }
         }
         Ok(())
     }
 
     /// The copies of [`HostGraph::sync_staged`], into the slots `place`
-    /// gave: in host memory in place (on rayon's pool from
-    /// [`PAR_SYNC_WORDS`] words), in device memory list by list.
+    /// gave: in host memory in place (on rayon's pool for `many` lists or
+    /// from [`PAR_SYNC_WORDS`] words), in device memory list by list.
     fn write_lists<G: GraphView + ?Sized>(
         &mut self,
         g: &G,
         writes: &[(VertexId, ListWrite)],
         marks: &[(VertexId, u32)],
+        many: bool,
     ) -> GpuResult<()> {
         let labelled = self.edge_labelled;
         let factor = if labelled { 2 } else { 1 };
@@ -579,7 +667,7 @@ impl HostGraph {
                 ListWrite::Appended => 0,
             })
             .sum();
-        if words >= PAR_SYNC_WORDS as u64 {
+        if many || words >= PAR_SYNC_WORDS as u64 {
             writes.par_iter().with_min_len(16).for_each(write);
         } else {
             writes.iter().for_each(write);
@@ -601,6 +689,7 @@ impl HostGraph {
             HostMemory::Managed => Chunk::Managed(self.gpu.alloc_managed(size)?),
             HostMemory::Device => Chunk::Device(self.gpu.alloc_zeros(size)?),
         };
+        self.chunk_ptrs.push(chunk.device_ptr(&self.gpu));
         self.chunks.push(chunk);
         self.tail_used = words;
         Ok((self.chunks.len() - 1, 0))
@@ -630,27 +719,64 @@ impl HostGraph {
         }
         let count =
             u32::try_from(dirty.len()).map_err(|_| GpuError::InvalidInput("too many changed vertices".into()))?;
-        let vals: Vec<VEntry> = dirty.iter().map(|&v| self.entries[v as usize]).collect();
-        let labs: Vec<u32> = dirty.iter().map(|&v| self.labels[v as usize]).collect();
-        let d_idx = self.gpu.upload(dirty)?;
-        let d_vals = self.gpu.upload(&vals)?;
-        let d_labs = self.gpu.upload(&labs)?;
+        // The entries, indices and labels go through a pinned, device-mapped
+        // buffer that the scatter kernels read in place (zero-copy): no
+        // device allocation, no copy call and no wait for the stream. The
+        // buffer is written again only once the last scatter has run.
+        if self.upload_queued {
+            self.upload_done
+                .synchronize()
+                .map_err(|e| GpuError::driver("cuEventSynchronize (vertex table scatter)", e))?;
+            self.upload_queued = false;
+        }
+        let k = dirty.len();
+        let words = k * UPLOAD_WORDS;
+        if self.upload_host.as_ref().map_or(true, |b| b.len() < words) {
+            self.upload_host = None;
+            self.upload_host = Some(self.gpu.alloc_pinned((words + words / 2).max(1 << 16))?);
+        }
+        let host = self.upload_host.as_mut().expect("allocated");
+        let buf = host.as_mut_slice();
+        // [entries: 6 words each (VEntry, 8-byte aligned)][indices][labels]
+        let (vals, rest) = buf.split_at_mut(k * 6);
+        let (idx, rest) = rest.split_at_mut(k);
+        let labs = &mut rest[..k];
+        for (i, &v) in dirty.iter().enumerate() {
+            let e = self.entries[v as usize];
+            vals[6 * i..6 * i + 6].copy_from_slice(&[
+                e.ids as u32,
+                (e.ids >> 32) as u32,
+                e.labs as u32,
+                (e.labs >> 32) as u32,
+                e.base,
+                e.len,
+            ]);
+            idx[i] = v;
+            labs[i] = self.labels[v as usize];
+        }
+        let base = host.device_ptr();
+        let (p_vals, p_idx, p_labs) = (base, base + 4 * (6 * k) as u64, base + 4 * (7 * k) as u64);
         let cfg = LaunchConfig {
             grid_dim: (count.div_ceil(256).clamp(1, 1024), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut b = s.launch_builder(&self.scatter_entries);
-        b.arg(&mut self.d_table).arg(&d_idx).arg(&d_vals).arg(&count);
-        // SAFETY: argument types match `scatter_entries`; every index < n <= table length.
+        b.arg(&mut self.d_table).arg(&p_idx).arg(&p_vals).arg(&count);
+        // SAFETY: argument types match `scatter_entries` (device addresses of
+        // the mapped buffer for its pointers); every index < n <= table length;
+        // the buffer holds `count` entries, indices and labels.
         unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching scatter_entries", e))?;
         let mut b = s.launch_builder(&self.scatter_u32);
-        b.arg(&mut self.d_labels).arg(&d_idx).arg(&d_labs).arg(&count);
+        b.arg(&mut self.d_labels).arg(&p_idx).arg(&p_labs).arg(&count);
         // SAFETY: as above, for the label array.
         unsafe { b.launch(cfg) }.map_err(|e| GpuError::driver("launching scatter_u32", e))?;
+        self.upload_done
+            .record(&s)
+            .map_err(|e| GpuError::driver("cuEventRecord (vertex table scatter)", e))?;
+        self.upload_queued = true;
         self.stats.entries_uploaded += dirty.len() as u64;
-        // The uploads are freed on drop; wait so that they outlive the kernels.
-        self.gpu.synchronize()
+        Ok(())
     }
 
     /// Uploads the host's entries of `vertices` again: undoes what
@@ -679,6 +805,15 @@ impl HostGraph {
         t.truncate(self.entries.len());
         l.truncate(self.entries.len());
         Ok((t, l))
+    }
+}
+
+impl Drop for HostGraph {
+    fn drop(&mut self) {
+        // the scatters may still read the upload buffer freed after this
+        if self.upload_queued {
+            let _ = self.upload_done.synchronize();
+        }
     }
 }
 

@@ -771,6 +771,17 @@ fn fmt_ms(s: f64) -> String {
     }
 }
 
+/// A sync's steps in ms, "decide / place / write / upload".
+fn fmt_steps(t: &csm_gpu::host_graph::SyncTiming) -> String {
+    format!(
+        "{:.2} / {:.2} / {:.2} / {:.2}",
+        t.decide * 1e3,
+        t.place * 1e3,
+        t.write * 1e3,
+        t.upload * 1e3
+    )
+}
+
 fn fmt_bytes(b: f64) -> String {
     if b.is_nan() {
         "-".into()
@@ -1606,6 +1617,7 @@ impl Run<'_> {
                 let mut stage_s = 0.0;
                 // the host mirrors' syncs after staging and after the commit
                 let mut sync_s = [0.0f64; 2];
+                let mut sync_steps = [csm_gpu::host_graph::SyncTiming::default(); 2];
                 for phase in 0..3 {
                     if phase == 1 {
                         if let Some(s) = gpu_side.as_mut() {
@@ -1622,6 +1634,7 @@ impl Run<'_> {
                                 .map_err(|e| e.to_string())?;
                             }
                             sync_s[0] = ts.elapsed().as_secs_f64();
+                            sync_steps[0] = s.pinned.timing;
                         }
                         stage_s = tu.elapsed().as_secs_f64() - persist.iter().map(|l| l.seconds).sum::<f64>();
                         continue;
@@ -2060,6 +2073,7 @@ impl Run<'_> {
                         m.sync(&graph, &changed).map_err(|e| e.to_string())?;
                     }
                     sync_s[1] = ts.elapsed().as_secs_f64();
+                    sync_steps[1] = s.pinned.timing;
                     for (name, l) in commits {
                         let c = &s.resident.iter().find(|(n, _)| *n == name).expect("present").1;
                         let dev = c.device_seconds().map_err(|e| e.to_string())?;
@@ -2106,11 +2120,13 @@ impl Run<'_> {
                     t0,
                     format!(
                         "batch done (stage+sync {:.1} ms, commit+sync {:.1} ms; of which the host mirrors' syncs \
-                         {:.1} / {:.1} ms)",
+                         {:.1} / {:.1} ms; the pinned mirror's decide / place / write / upload {} and {} ms)",
                         stage_s * 1e3,
                         tc.elapsed().as_secs_f64() * 1e3,
                         sync_s[0] * 1e3,
-                        sync_s[1] * 1e3
+                        sync_s[1] * 1e3,
+                        fmt_steps(&sync_steps[0]),
+                        fmt_steps(&sync_steps[1])
                     ),
                 );
                 put_setup(&mut self.setup, key, &gsetup);
