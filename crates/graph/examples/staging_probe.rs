@@ -5,12 +5,15 @@
 //! FRACTION = 10% of the edges (seed 1) in batches of BATCH = 4096 updates;
 //! best of 5 passes, each on a fresh copy of G_0. Also prints the store's
 //! memory against the CSR of the same graph, before and after the stream.
+//! GRAPH `rmat:SCALE` generates an R-MAT of 16 edges a vertex (the GPU
+//! bench's shape, 8 labels) instead of reading a file; the 4th argument is
+//! the thread count (default 1).
 
 use std::time::Instant;
 
 use csm_graph::format::{read_graph_file, ReadOptions};
-use csm_graph::gen::{make_stream, StreamAmount};
-use csm_graph::{CsrGraph, DynamicGraph, GraphView, Strictness, Version};
+use csm_graph::gen::{make_stream, rmat, StreamAmount};
+use csm_graph::{CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Strictness, Version};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,7 +22,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fraction: f64 = args.get(2).map_or(Ok(0.1), |s| s.parse())?;
     let threads: usize = args.get(3).map_or(Ok(1), |s| s.parse())?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let (g, _) = read_graph_file(path, None, &ReadOptions::default())?;
+    let g = match path.strip_prefix("rmat:") {
+        Some(scale) => {
+            let scale: u32 = scale.parse()?;
+            let n = 1usize << scale;
+            let pairs = rmat(scale, 16 * n, 0.57, 0.19, 0.19, 7);
+            GraphData {
+                labels: (0..n as u32).map(|v| (v.wrapping_mul(2_654_435_761) >> 7) % 8).collect(),
+                edges: pairs.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect(),
+                edge_labelled: false,
+            }
+        }
+        None => read_graph_file(path, None, &ReadOptions::default())?.0,
+    };
     let (g0, updates) = make_stream(&g, StreamAmount::Fraction(fraction), 0.5, 1);
     let base = DynamicGraph::from_data(&g0)?;
     let csr_bytes = CsrGraph::from_data(&g0)?.memory_bytes() as f64;
