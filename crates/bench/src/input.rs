@@ -689,27 +689,61 @@ impl EngineArgs {
         })
     }
 
-    fn gpu_engine(&self) -> Result<csm_gpu::GpuEngine> {
-        self.gpu.engine(&self.order, self.whole_graph)
+    /// How [`static_engine`] and [`continuous_engine`] build `--engine`.
+    fn engine_source(&self) -> Result<EngineSource<'_>> {
+        Ok(EngineSource {
+            options: self.options()?,
+            gpu: &self.gpu,
+            order: &self.order,
+            whole_graph: self.whole_graph,
+        })
     }
 
     /// The static matcher named by `--engine` (the registry's, or `gpu`).
     pub fn static_engine(&self) -> Result<Box<dyn csm_engine::StaticMatcher>> {
-        if self.engine == "gpu" {
-            return Ok(Box::new(self.gpu_engine()?));
-        }
-        Ok(csm_baselines::registry::static_engine(&self.engine, &self.options()?)?)
+        self.engine_source()?.static_engine(&self.engine)
     }
 
     /// The continuous matcher named by `--engine` (the registry's, or `gpu`).
     pub fn continuous_engine(&self) -> Result<Box<dyn csm_engine::ContinuousMatcher>> {
-        if self.engine == "gpu" {
+        self.engine_source()?.continuous_engine(&self.engine)
+    }
+}
+
+/// The GPU engine's name in `--engine` and `verify --engines` (it is not
+/// in the CPU registry).
+pub const GPU_ENGINE: &str = "gpu";
+
+/// Where engines come from by name: [`GPU_ENGINE`] is built from the GPU
+/// options, every other name from `csm_baselines::registry` with `options`.
+pub struct EngineSource<'a> {
+    pub options: EngineOptions,
+    pub gpu: &'a GpuArgs,
+    /// Matching order of the GPU engine (`--order`).
+    pub order: &'a str,
+    /// The GPU engine matches on every edge (`--whole-graph`).
+    pub whole_graph: bool,
+}
+
+impl EngineSource<'_> {
+    fn gpu_engine(&self) -> Result<csm_gpu::GpuEngine> {
+        self.gpu.engine(self.order, self.whole_graph)
+    }
+
+    /// The static matcher `name` names.
+    pub fn static_engine(&self, name: &str) -> Result<Box<dyn csm_engine::StaticMatcher>> {
+        if name == GPU_ENGINE {
             return Ok(Box::new(self.gpu_engine()?));
         }
-        Ok(csm_baselines::registry::continuous_engine(
-            &self.engine,
-            &self.options()?,
-        )?)
+        Ok(csm_baselines::registry::static_engine(name, &self.options)?)
+    }
+
+    /// The continuous matcher `name` names.
+    pub fn continuous_engine(&self, name: &str) -> Result<Box<dyn csm_engine::ContinuousMatcher>> {
+        if name == GPU_ENGINE {
+            return Ok(Box::new(self.gpu_engine()?));
+        }
+        Ok(csm_baselines::registry::continuous_engine(name, &self.options)?)
     }
 }
 

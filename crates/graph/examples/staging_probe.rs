@@ -28,7 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let n = 1usize << scale;
             let pairs = rmat(scale, 16 * n, 0.57, 0.19, 0.19, 7);
             GraphData {
-                labels: (0..n as u32).map(|v| (v.wrapping_mul(2_654_435_761) >> 7) % 8).collect(),
+                labels: (0..n as u32)
+                    .map(|v| (v.wrapping_mul(2_654_435_761) >> 7) % 8)
+                    .collect(),
                 edges: pairs.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect(),
                 edge_labelled: false,
             }

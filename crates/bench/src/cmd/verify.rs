@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use csm_baselines::registry::{self, ENGINES};
+use csm_baselines::registry::ENGINES;
 use csm_engine::{Batch, BatchResult, ContinuousMatcher, EngineError};
 use csm_graph::{CsrGraph, DynamicGraph, Strictness, Version};
 use csm_planner::count;
@@ -49,8 +49,8 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-/// The GPU engine's name in `--engines` (not in the CPU registry).
-const GPU: &str = "gpu";
+// the GPU engine's name in `--engines`
+use input::GPU_ENGINE as GPU;
 
 /// The engines a `--engines` value names.
 pub fn engine_list(spec: &str) -> Result<Vec<String>> {
@@ -109,21 +109,12 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut g = args.graph.load()?;
     let graph_name = g.name.clone();
     let mut q = args.query.load()?;
-    let opts = args.memory.apply(input::engine_options(args.threads, &args.order)?)?;
     // the registry's engines, or a GPU engine from `--variant` and the rest
-    let static_engine = |n: &str| -> Result<Box<dyn csm_engine::StaticMatcher>> {
-        Ok(if n == GPU {
-            Box::new(args.gpu.engine(&args.order, false)?)
-        } else {
-            registry::static_engine(n, &opts)?
-        })
-    };
-    let continuous_engine = |n: &str| -> Result<Box<dyn ContinuousMatcher>> {
-        Ok(if n == GPU {
-            Box::new(args.gpu.engine(&args.order, false)?)
-        } else {
-            registry::continuous_engine(n, &opts)?
-        })
+    let source = input::EngineSource {
+        options: args.memory.apply(input::engine_options(args.threads, &args.order)?)?,
+        gpu: &args.gpu,
+        order: &args.order,
+        whole_graph: false,
     };
     let strictness = if args.graph.read.lenient {
         Strictness::Lenient
@@ -142,7 +133,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     for n in &names {
         let eng: Box<dyn csm_engine::StaticMatcher> = match gpu_static.take_if(|_| n == GPU) {
             Some(e) => Box::new(e),
-            None => static_engine(n)?,
+            None => source.static_engine(n)?,
         };
         let t0 = Instant::now();
         if let Some(c) = supported(eng.count(&csr0, &q.query), n, &mut skipped)? {
@@ -173,7 +164,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let mut engines: Vec<(String, Box<dyn ContinuousMatcher>)> = Vec::new();
     if !w.updates.is_empty() {
         for (n, _) in &statics {
-            let mut e = continuous_engine(n)?;
+            let mut e = source.continuous_engine(n)?;
             let t0 = Instant::now();
             let init = e.init(&w.g0, &q.query);
             *wall.entry(n.clone()).or_default() += t0.elapsed().as_secs_f64();
@@ -278,7 +269,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     if !w.updates.is_empty() {
         let csr1 = reference.to_csr(Version::New);
         let (rname, _) = &statics[0];
-        let eng = static_engine(rname)?;
+        let eng = source.static_engine(rname)?;
         if let Some(c) = supported(eng.count(&csr1, &q.query), rname, &mut skipped)? {
             final_count = Some(c);
             for ((n, _), &(p, m)) in engines.iter().zip(&sums) {
