@@ -174,13 +174,50 @@ struct Decision {
     plain: bool,
 }
 
+/// What placing some lists did, summed over them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Placed {
+    /// Their lengths before and after.
+    before: usize,
+    after: usize,
+    /// Lists written, of which appended, and the words written.
+    lists: u64,
+    appended: u64,
+    words: usize,
+}
+
+impl Placed {
+    fn add(self, o: Placed) -> Placed {
+        Placed {
+            before: self.before + o.before,
+            after: self.after + o.after,
+            lists: self.lists + o.lists,
+            appended: self.appended + o.appended,
+            words: self.words + o.words,
+        }
+    }
+}
+
+/// The table entry of a decided list in `slot` (`chunk_ptrs`: each chunk's
+/// device address).
+fn table_entry(slot: &Slot, d: &Decision, chunk_ptrs: &[u64], labelled: bool) -> VEntry {
+    let ptr = chunk_ptrs[slot.chunk as usize] + slot.off * 4;
+    VEntry {
+        ids: ptr,
+        labs: if labelled { ptr + u64::from(slot.cap) * 4 } else { 0 },
+        base: d.base as u32,
+        len: d.len as u32,
+    }
+}
+
 /// Seconds the last [`HostGraph::sync`] or [`HostGraph::sync_staged`] spent
 /// in each step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SyncTiming {
     /// Deciding each list's write (reads of the graph and the slots).
     pub decide: f64,
-    /// Placing lists (relocations, table entries) on one thread.
+    /// Placing lists: relocations (one thread), slot flags, table entries
+    /// and labels.
     pub place: f64,
     /// Copying lists and setting marks.
     pub write: f64,
@@ -219,6 +256,8 @@ pub struct HostGraph {
     /// Recorded after the last scatters: the buffer is free once it is done.
     upload_done: CudaEvent,
     upload_queued: bool,
+    /// Lists from which a sync works on rayon's pool ([`PAR_SYNC_LISTS`]).
+    par_min_lists: usize,
     pub stats: SyncStats,
     /// The last sync's steps.
     pub timing: SyncTiming,
@@ -346,6 +385,7 @@ impl HostGraph {
                 .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
                 .map_err(|e| GpuError::driver("cuEventCreate", e))?,
             upload_queued: false,
+            par_min_lists: PAR_SYNC_LISTS,
             gpu,
             memory,
             edge_labelled,
@@ -374,6 +414,13 @@ impl HostGraph {
                 .map_err(|e| GpuError::driver("cuMemcpyHtoD (labels)", e))?;
         }
         Ok(())
+    }
+
+    /// Sets the number of lists from which a sync decides, places and
+    /// writes on rayon's pool (default 2,048; 0: always), for tests and
+    /// experiments.
+    pub fn set_parallel_min_lists(&mut self, lists: usize) {
+        self.par_min_lists = lists;
     }
 
     /// Where the lists live.
@@ -500,7 +547,7 @@ impl HostGraph {
         marks.par_sort_unstable();
         // appended parts are written in place, in memory the host writes
         let appending = appending && self.memory.is_host();
-        let many = dirty.len() >= PAR_SYNC_LISTS;
+        let many = dirty.len() >= self.par_min_lists;
         // Each list's write, decided from the graph and the slot (reads
         // only: cache misses that threads overlap on large syncs) ...
         let decide = |&v: &VertexId| {
@@ -528,29 +575,79 @@ impl HostGraph {
             dirty.iter().map(decide).collect()
         };
         self.timing.decide = t.elapsed().as_secs_f64();
-        // ... then placed (relocating lists that outgrew their slots) ...
+        // ... then placed: lists that outgrew their slots get fresh ones (one
+        // thread: they allocate), then every list its slot's flag, its table
+        // entry and its label (on the pool for large syncs) ...
         let t = Instant::now();
+        for d in decided.iter().flatten() {
+            if d.len > self.slots[d.v as usize].cap as usize {
+                self.relocate(d)?;
+            }
+        }
         let glabels = g.labels();
-        let mut writes: Vec<(VertexId, ListWrite)> = Vec::with_capacity(dirty.len());
-        for (&v, d) in dirty.iter().zip(&decided) {
+        let (chunk_ptrs, labelled) = (&self.chunk_ptrs, self.edge_labelled);
+        let n_slots = self.entries.len();
+        assert!(self.slots.len() == n_slots && self.labels.len() == n_slots);
+        let (sp, ep, lp) = (
+            SharedPtr(self.slots.as_mut_ptr()),
+            SharedPtr(self.entries.as_mut_ptr()),
+            SharedPtr(self.labels.as_mut_ptr()),
+        );
+        let place = |(&v, d): (&VertexId, &Option<Decision>)| {
             let vi = v as usize;
-            // (kept up to date per list: a sum over the table read 0.8 GB
-            // on a 33 M-vertex graph, about 40 ms per call on the H200's host)
-            let before = self.entries[vi].len as usize;
-            self.labels[vi] = glabels.get(vi).copied().unwrap_or(ABSENT);
+            assert!(vi < n_slots, "a synced vertex has a slot");
+            // SAFETY: `vi` is inside all three vectors (just checked; they have
+            // the same length); `dirty` is sorted and deduplicated, so each
+            // index is written by one call only; nothing else reads or writes
+            // the vectors until every call has returned.
+            let (slot, entry, label) =
+                unsafe { (&mut *sp.get().add(vi), &mut *ep.get().add(vi), &mut *lp.get().add(vi)) };
+            *label = glabels.get(vi).copied().unwrap_or(ABSENT);
+            let before = entry.len as usize;
+            let mut c = Placed::default();
             match d {
                 Some(d) => {
-                    self.place(d)?;
-                    writes.push((v, d.kind));
+                    slot.clean = d.kind == ListWrite::Whole && d.plain;
+                    *entry = table_entry(slot, d, chunk_ptrs, labelled);
+                    c.lists = 1;
+                    match d.kind {
+                        ListWrite::Whole => c.words = d.len,
+                        ListWrite::Appended => {
+                            c.appended = 1;
+                            c.words = d.len - d.base;
+                        }
+                    }
                 }
                 None => {
-                    self.entries[vi].base = 0;
-                    self.entries[vi].len = 0;
-                    self.slots[vi].clean = false;
+                    entry.base = 0;
+                    entry.len = 0;
+                    slot.clean = false;
                 }
             }
-            self.list_words = self.list_words - before + self.entries[vi].len as usize;
-        }
+            c.after = entry.len as usize;
+            c.before = before;
+            c
+        };
+        let placed = if many {
+            dirty
+                .par_iter()
+                .zip(&decided)
+                .map(place)
+                .reduce(Placed::default, Placed::add)
+        } else {
+            dirty
+                .iter()
+                .zip(&decided)
+                .map(place)
+                .fold(Placed::default(), Placed::add)
+        };
+        // (kept up to date per list: a sum over the table read 0.8 GB on a
+        // 33 M-vertex graph, about 40 ms per call on the H200's host)
+        self.list_words = self.list_words - placed.before + placed.after;
+        self.stats.lists += placed.lists;
+        self.stats.appended += placed.appended;
+        self.stats.words += placed.words as u64;
+        let writes: Vec<(VertexId, ListWrite)> = decided.iter().flatten().map(|d| (d.v, d.kind)).collect();
         self.timing.place = t.elapsed().as_secs_f64();
         // ... and written, on rayon's pool for large syncs.
         let t = Instant::now();
@@ -562,47 +659,21 @@ impl HostGraph {
         Ok(())
     }
 
-    /// Gives a decided list a slot large enough (a fresh one with doubled
-    /// capacity when it outgrew its own) and the table entry its write
-    /// leaves: everything but the copy itself.
-    fn place(&mut self, d: &Decision) -> GpuResult<()> {
-        let vi = d.v as usize;
+    /// Gives a decided list that outgrew its slot a fresh slot with doubled
+    /// capacity.
+    fn relocate(&mut self, d: &Decision) -> GpuResult<()> {
+        debug_assert_eq!(d.kind, ListWrite::Whole, "an appended write fits its slot");
         let len = d.len;
         let factor = if self.edge_labelled { 2 } else { 1 };
-        if len > self.slots[vi].cap as usize {
-            debug_assert_eq!(d.kind, ListWrite::Whole, "an appended write fits its slot");
-            let cap = (2 * len).max(8);
-            let (chunk, off) = self.allocate(cap * factor)?;
-            self.slots[vi] = Slot {
-                chunk: chunk as u32,
-                off: off as u64,
-                cap: u32::try_from(cap).map_err(|_| GpuError::InvalidInput(format!("list of {len} entries")))?,
-                clean: false,
-            };
-            self.stats.relocations += 1;
-        }
-        let s = &mut self.slots[vi];
-        s.clean = d.kind == ListWrite::Whole && d.plain;
-        let s = *s;
-        let ptr = self.chunk_ptrs[s.chunk as usize] + s.off * 4;
-        self.entries[vi] = VEntry {
-            ids: ptr,
-            labs: if self.edge_labelled {
-                ptr + u64::from(s.cap) * 4
-            } else {
-                0
-            },
-            base: d.base as u32,
-            len: len as u32,
+        let cap = (2 * len).max(8);
+        let (chunk, off) = self.allocate(cap * factor)?;
+        self.slots[d.v as usize] = Slot {
+            chunk: chunk as u32,
+            off: off as u64,
+            cap: u32::try_from(cap).map_err(|_| GpuError::InvalidInput(format!("list of {len} entries")))?,
+            clean: false,
         };
-        self.stats.lists += 1;
-        match d.kind {
-            ListWrite::Whole => self.stats.words += len as u64,
-            ListWrite::Appended => {
-                self.stats.appended += 1;
-                self.stats.words += (len - d.base) as u64;
-            }
-        }
+        self.stats.relocations += 1;
         Ok(())
     }
 

@@ -594,9 +594,15 @@ fn host_graph_mirrors_staged_and_committed_lists() {
     };
     let g = er_graph(100, 500, 2, Some(3), 33);
     let (g0, batches) = growth_stream(&g, 24, 2, 34);
-    for memory in [HostMemory::Pinned, HostMemory::Managed] {
+    // every sync on rayon's pool (0), and on one thread
+    for (memory, par_min_lists) in [
+        (HostMemory::Pinned, 0),
+        (HostMemory::Pinned, usize::MAX),
+        (HostMemory::Managed, 0),
+    ] {
         let mut dg = DynamicGraph::from_data(&g0).unwrap();
         let mut h = HostGraph::build(gpu.clone(), &dg, memory, true).unwrap();
+        h.set_parallel_min_lists(par_min_lists);
         assert_mirror(&h, &dg, "initial");
         for (i, b) in batches.iter().enumerate() {
             dg.stage(b, "t", Strictness::Strict).unwrap();
