@@ -505,7 +505,7 @@ impl HostGraph {
     /// deletions (`marks`: [`csm_graph::DynamicGraph::pending_marks`]; `None`
     /// when nothing is staged). A list whose slot holds its committed list
     /// then gets only its appended part and marks written
-    /// ([`list_write::write_appended`]; pinned and managed memory), not
+    /// (pinned and managed memory; the rule is in the private `list_write` module), not
     /// the whole list again. Large syncs write on rayon's pool.
     pub fn sync_staged<G: GraphView + ?Sized>(
         &mut self,
