@@ -1655,7 +1655,7 @@ impl Run<'_> {
                             let ri = (k + b) % nres;
                             let (name, c) = &mut s.resident[ri];
                             pre_layout[ri] = Some(c.layout().clone());
-                            let marks = (graph.is_pending() && !a.sync_whole).then(|| graph.pending_marks());
+                            let marks = graph.is_pending().then(|| graph.pending_marks());
                             let mut load = c.refresh(&gpu, &graph, &changed, marks).map_err(|e| e.to_string())?;
                             if let Some(due) = renew_due.get_mut(ri) {
                                 load.seconds += std::mem::take(due);
