@@ -151,9 +151,9 @@ pub struct SyncStats {
     pub entries_uploaded: u64,
 }
 
-/// Words of whole lists from which a sync writes host memory on rayon's
-/// pool (4 MiB: a commit of 8,192 updates on the bench's R-MAT rewrites
-/// about 120 MB of touched lists).
+/// Words written from which a sync writes host memory on rayon's pool
+/// (4 MiB: a commit of 8,192 updates on the bench's R-MAT rewrites about
+/// 120 MB of touched lists).
 const PAR_SYNC_WORDS: usize = 1 << 20;
 
 /// Lists from which a sync decides and writes on rayon's pool: each list
@@ -309,17 +309,8 @@ impl HostGraph {
                 let cap = caps[v] as usize;
                 // SAFETY: [o, o + factor * cap) is this vertex's range, disjoint
                 // from every other vertex's, inside the `total`-word buffer.
-                unsafe {
-                    let p = dst.get().add(o);
-                    std::ptr::copy_nonoverlapping(nb.base.as_ptr(), p, nb.base.len());
-                    std::ptr::copy_nonoverlapping(nb.delta.as_ptr(), p.add(nb.base.len()), nb.delta.len());
-                    if edge_labelled {
-                        let q = p.add(cap);
-                        let bl = nb.base.len();
-                        copy_labels(nb.base_labels, bl, q);
-                        copy_labels(nb.delta_labels, nb.delta.len(), q.add(bl));
-                    }
-                }
+                let window = unsafe { std::slice::from_raw_parts_mut(dst.get().add(o), factor as usize * cap) };
+                list_write::write_whole(window, cap, &nb, edge_labelled);
             });
         };
         let chunk = match memory {
@@ -647,11 +638,10 @@ impl HostGraph {
         self.stats.lists += placed.lists;
         self.stats.appended += placed.appended;
         self.stats.words += placed.words as u64;
-        let writes: Vec<(VertexId, ListWrite)> = decided.iter().flatten().map(|d| (d.v, d.kind)).collect();
         self.timing.place = t.elapsed().as_secs_f64();
         // ... and written, on rayon's pool for large syncs.
         let t = Instant::now();
-        self.write_lists(g, &writes, &marks, many)?;
+        self.write_lists(g, &decided, &marks, many || placed.words >= PAR_SYNC_WORDS)?;
         self.timing.write = t.elapsed().as_secs_f64();
         let t = Instant::now();
         self.upload_entries(&dirty)?;
@@ -677,21 +667,21 @@ impl HostGraph {
         Ok(())
     }
 
-    /// The copies of [`HostGraph::sync_staged`], into the slots `place`
-    /// gave: in host memory in place (on rayon's pool for `many` lists or
-    /// from [`PAR_SYNC_WORDS`] words), in device memory list by list.
+    /// The copies of [`HostGraph::sync_staged`] (the `decided` lists, into
+    /// the slots placing gave them): in host memory in place (on rayon's
+    /// pool when `parallel`), in device memory list by list.
     fn write_lists<G: GraphView + ?Sized>(
         &mut self,
         g: &G,
-        writes: &[(VertexId, ListWrite)],
+        decided: &[Option<Decision>],
         marks: &[(VertexId, u32)],
-        many: bool,
+        parallel: bool,
     ) -> GpuResult<()> {
         let labelled = self.edge_labelled;
         let factor = if labelled { 2 } else { 1 };
         if !self.memory.is_host() {
             let gpu = self.gpu.clone();
-            for &(v, _) in writes {
+            for &Decision { v, .. } in decided.iter().flatten() {
                 let s = self.slots[v as usize];
                 let nb = g.nbrs(v, csm_graph::Version::New);
                 let mut window = vec![0u32; s.cap as usize * factor];
@@ -710,7 +700,7 @@ impl HostGraph {
             })
             .collect();
         let slots = &self.slots;
-        let write = |&(v, kind): &(VertexId, ListWrite)| {
+        let write = |&Decision { v, kind, .. }: &Decision| {
             let s = slots[v as usize];
             let (base, chunk_len) = bases[s.chunk as usize];
             let (off, words) = (s.off as usize, s.cap as usize * factor);
@@ -731,17 +721,10 @@ impl HostGraph {
                 }
             }
         };
-        let words: u64 = writes
-            .iter()
-            .map(|&(v, kind)| match kind {
-                ListWrite::Whole => u64::from(self.entries[v as usize].len),
-                ListWrite::Appended => 0,
-            })
-            .sum();
-        if many || words >= PAR_SYNC_WORDS as u64 {
-            writes.par_iter().with_min_len(16).for_each(write);
+        if parallel {
+            decided.par_iter().with_min_len(16).flatten().for_each(write);
         } else {
-            writes.iter().for_each(write);
+            decided.iter().flatten().for_each(write);
         }
         Ok(())
     }
@@ -885,17 +868,5 @@ impl Drop for HostGraph {
         if self.upload_queued {
             let _ = self.upload_done.synchronize();
         }
-    }
-}
-
-/// Writes `n` labels (0 when the slice is empty, i.e. an unlabelled view).
-///
-/// # Safety
-/// `dst` must be valid for `n` writes.
-unsafe fn copy_labels(src: &[Label], n: usize, dst: *mut u32) {
-    if src.len() == n {
-        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, n);
-    } else {
-        std::ptr::write_bytes(dst, 0, n);
     }
 }
