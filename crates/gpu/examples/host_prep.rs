@@ -13,8 +13,11 @@
 use csm_gpu::plan::{write_task_words, TaskOptions, TASK_WORDS};
 use csm_gpu::shares::LabelShares;
 use csm_gpu::QueryPlans;
-use csm_graph::gen::{make_stream, rmat, standard_query, with_labels, StreamAmount};
-use csm_graph::{DynamicGraph, Edge, GraphData, Label, Strictness};
+use csm_graph::gen::{
+    assign_labels, graph_from_pairs, make_stream, rmat, standard_query, with_labels, Labeller, StreamAmount,
+    RMAT_STANDARD,
+};
+use csm_graph::{DynamicGraph, Label, Strictness};
 use csm_planner::{GcsmOrder, GraphStats, QueryGraph};
 use std::time::Instant;
 
@@ -39,16 +42,9 @@ fn main() -> Result<(), String> {
             .ok_or_else(|| format!("SCALE must be an integer from 8 to 28, not {s:?}"))?,
     };
     let n = 1usize << scale;
-    let pairs = rmat(scale, n * 16, 0.57, 0.19, 0.19, 7);
-    let labels: Vec<Label> = (0..n as u32)
-        .map(|v| (v.wrapping_mul(2_654_435_761) >> 7) % 8)
-        .collect();
-    let edges: Vec<Edge> = pairs.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect();
-    let g = GraphData {
-        labels,
-        edges,
-        edge_labelled: false,
-    };
+    let (a, b, c) = RMAT_STANDARD;
+    let labels = assign_labels(n, &Labeller::Uniform { num_labels: 8, seed: 7 });
+    let g = graph_from_pairs(n, &rmat(scale, n * 16, a, b, c, 7), labels, None);
     let sizes = [64usize, 1024, 8192];
     let total: usize = sizes.iter().map(|s| s * 5).sum();
     let (g0, stream) = make_stream(&g, StreamAmount::Count(total), 0.5, 1);

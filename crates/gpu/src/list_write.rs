@@ -100,9 +100,8 @@ fn copy_labels(dst: &mut [u32], src: &[Label]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use csm_graph::gen::{make_stream, rmat, StreamAmount};
-    use csm_graph::{DynamicGraph, Edge, GraphData, GraphView, Strictness, Version, VertexId};
-    use rand::{Rng, SeedableRng};
+    use csm_graph::gen::{graph_from_pairs, make_stream, rmat, StreamAmount, RMAT_STANDARD};
+    use csm_graph::{DynamicGraph, GraphView, Strictness, Version, VertexId};
 
     /// A mirror in plain memory, by the rules of `HostGraph::sync`: a slot
     /// per vertex, relocated with doubled capacity when a list outgrows it.
@@ -191,17 +190,9 @@ mod tests {
     /// the graph's own raw list, read entry by entry.
     fn mirror_follows_batches(labelled: bool, seed: u64) {
         let scale = 9;
-        let pairs = rmat(scale, 4 << scale, 0.57, 0.19, 0.19, seed);
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let edges: Vec<Edge> = pairs
-            .iter()
-            .map(|&(u, v)| Edge::new(u, v, if labelled { rng.random_range(0..3) } else { 0 }))
-            .collect();
-        let g = GraphData {
-            labels: vec![0; 1 << scale],
-            edges,
-            edge_labelled: labelled,
-        };
+        let (a, b, c) = RMAT_STANDARD;
+        let pairs = rmat(scale, 4 << scale, a, b, c, seed);
+        let g = graph_from_pairs(1 << scale, &pairs, vec![0; 1 << scale], labelled.then_some((3, seed)));
         let (g0, stream) = make_stream(&g, StreamAmount::Count(3000), 0.5, seed);
         let mut dg = DynamicGraph::from_data(&g0).expect("a valid graph");
         let mut m = Model::build(&dg);

@@ -12,8 +12,8 @@
 use std::time::Instant;
 
 use csm_graph::format::{read_graph_file, ReadOptions};
-use csm_graph::gen::{make_stream, rmat, StreamAmount};
-use csm_graph::{CsrGraph, DynamicGraph, Edge, GraphData, GraphView, Strictness, Version};
+use csm_graph::gen::{assign_labels, graph_from_pairs, make_stream, rmat, Labeller, StreamAmount, RMAT_STANDARD};
+use csm_graph::{CsrGraph, DynamicGraph, GraphView, Strictness, Version};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,14 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(scale) => {
             let scale: u32 = scale.parse()?;
             let n = 1usize << scale;
-            let pairs = rmat(scale, 16 * n, 0.57, 0.19, 0.19, 7);
-            GraphData {
-                labels: (0..n as u32)
-                    .map(|v| (v.wrapping_mul(2_654_435_761) >> 7) % 8)
-                    .collect(),
-                edges: pairs.iter().map(|&(u, v)| Edge::new(u, v, 0)).collect(),
-                edge_labelled: false,
-            }
+            let (a, b, c) = RMAT_STANDARD;
+            let labels = assign_labels(n, &Labeller::Uniform { num_labels: 8, seed: 7 });
+            graph_from_pairs(n, &rmat(scale, 16 * n, a, b, c, 7), labels, None)
         }
         None => read_graph_file(path, None, &ReadOptions::default())?.0,
     };
