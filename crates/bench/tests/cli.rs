@@ -11,6 +11,22 @@ fn csm(args: &[&str]) -> Output {
     Command::new(CSM).args(args).output().expect("run csm")
 }
 
+/// `csm args` with the GPU forced off (`CSM_GPU_DISABLE`): what a machine
+/// without a device sees.
+fn csm_without_gpu(args: &[&str]) -> Output {
+    Command::new(CSM)
+        .args(args)
+        .env("CSM_GPU_DISABLE", "1")
+        .output()
+        .expect("run csm")
+}
+
+/// `command` (stream or verify) matching the triangle on `g0` under the
+/// updates `s` in batches of 7: the start of the GPU option tests' runs.
+fn triangle_batches_of_7<'a>(command: &'a str, g0: &'a str, s: &'a str) -> Vec<&'a str> {
+    vec![command, "-g", g0, "-u", s, "-q", "triangle", "-b", "7"]
+}
+
 fn ok(args: &[&str]) -> String {
     let out = csm(args);
     assert!(
@@ -1140,21 +1156,17 @@ fn gpu_kernel_settings_are_checked_before_the_device() {
     let dir = tempfile::tempdir().unwrap();
     let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
     let run = |settings: &str| {
-        Command::new(CSM)
-            .args([
-                "match",
-                "-g",
-                &g,
-                "-q",
-                "triangle",
-                "--engine",
-                "gpu",
-                "--gpu-kernel",
-                settings,
-            ])
-            .env("CSM_GPU_DISABLE", "1")
-            .output()
-            .expect("run csm")
+        csm_without_gpu(&[
+            "match",
+            "-g",
+            &g,
+            "-q",
+            "triangle",
+            "--engine",
+            "gpu",
+            "--gpu-kernel",
+            settings,
+        ])
     };
     for (bad, says) in [
         ("bogus=1", "unknown key"),
@@ -1184,25 +1196,10 @@ fn verify_takes_the_gpu_engine() {
     let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
     let (g0, s) = gen_stream(dir.path(), &g, "0.1", "3", "s.stream");
     let run = |graph: &str, engines: &str, extra: &[&str]| {
-        let mut args = vec![
-            "verify",
-            "-g",
-            graph,
-            "-u",
-            &s,
-            "-q",
-            "triangle",
-            "-b",
-            "7",
-            "--engines",
-            engines,
-        ];
+        let mut args = triangle_batches_of_7("verify", graph, &s);
+        args.extend_from_slice(&["--engines", engines]);
         args.extend_from_slice(extra);
-        let out = Command::new(CSM)
-            .args(&args)
-            .env("CSM_GPU_DISABLE", "1")
-            .output()
-            .expect("run csm");
+        let out = csm_without_gpu(&args);
         assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
         (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
     };
@@ -1239,26 +1236,10 @@ fn gpu_flags_are_checked_before_the_device() {
     let g = gen_graph(dir.path(), "g.graph", "8", "1000", "2");
     let (g0, s) = gen_stream(dir.path(), &g, "0.1", "3", "s.stream");
     let run = |flag: &str, value: &str| {
-        Command::new(CSM)
-            .args([
-                "stream",
-                "-g",
-                &g0,
-                "-u",
-                &s,
-                "-q",
-                "triangle",
-                "-b",
-                "7",
-                "--engine",
-                "gpu",
-                "--variant",
-                "gcsm-persist",
-                &format!("{flag}={value}"),
-            ])
-            .env("CSM_GPU_DISABLE", "1")
-            .output()
-            .expect("run csm")
+        let setting = format!("{flag}={value}");
+        let mut args = triangle_batches_of_7("stream", &g0, &s);
+        args.extend_from_slice(&["--engine", "gpu", "--variant", "gcsm-persist", &setting]);
+        csm_without_gpu(&args)
     };
     for (flag, bad, good) in [
         ("--gpu-light-on-cpu", ["0", "-1", "nan"], "1"),
