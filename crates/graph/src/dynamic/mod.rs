@@ -18,6 +18,8 @@
 mod degrees;
 pub(crate) mod overlay;
 pub(crate) mod parallel;
+mod reorganise;
+mod search;
 
 use std::collections::HashMap;
 
@@ -31,6 +33,7 @@ use crate::types::{Edge, GraphData, Label, LocatedUpdate, Update, VertexId, ABSE
 use crate::view::{GraphView, Nbrs, Version, MARK};
 use degrees::DegreeCounts;
 use overlay::Overlay;
+use reorganise::reorganise;
 
 /// How [`DynamicGraph::stage`] treats an invalid update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -125,22 +128,36 @@ struct Pending {
     old: OldParts,
     /// Where the batch marked its deletions (see [`DynamicGraph::pending_marks`]).
     marks: Vec<(VertexId, u32)>,
+    /// Per mark, the index of the list's mark before it in `marks` (or
+    /// [`NO_MARK`]): each list's marks chained from [`OldPart::last_mark`].
+    mark_before: Vec<u32>,
     delta: BatchDelta,
     /// Vertex slots before staging (abort truncates back to it).
     slots_before: usize,
 }
 
-/// A touched list's pre-batch part: its length, how many of its entries the
-/// batch marked, and where the first mark is (the reorganisation leaves the
-/// entries before it in place).
+/// A touched list's pre-batch part: its length, how many of its entries
+/// the batch marked, and the index of its last mark in [`Pending::marks`]
+/// (or [`NO_MARK`]).
 #[derive(Clone, Copy, Debug)]
 struct OldPart {
     len: u32,
     marked: u32,
-    first_mark: u32,
+    last_mark: u32,
 }
 
+/// See [`OldPart::last_mark`].
+const NO_MARK: u32 = u32::MAX;
+
 type OldParts = HashMap<VertexId, OldPart, FixedState>;
+
+/// Updates per task when a large batch's edges are looked up on the rayon
+/// pool.
+const LOOKUP_BLOCK: usize = 512;
+
+/// Lists per task when a commit finds where appended entries go on the
+/// rayon pool.
+const INSERTION_BLOCK: usize = 256;
 
 /// Vertices per task when [`DynamicGraph::from_csr`] copies the lists.
 const BUILD_BLOCK: usize = 256;
@@ -641,39 +658,104 @@ impl DynamicGraph {
 
     /// Per update, the label in G_k of the edge it inserts or deletes, for
     /// batches of [`parallel::MIN_UPDATES`] or more: looked up in a pass of
-    /// its own (which overlaps the lookups' cache misses), on the rayon
-    /// pool when [`DynamicGraph::parallel`] says so. Empty for smaller
-    /// batches, whose validation looks edges up as it goes.
+    /// its own, [`search::lower_bounds`]'s many searches at once (and on
+    /// the rayon pool when [`DynamicGraph::parallel`] says so). Empty for
+    /// smaller batches, whose validation looks edges up as it goes.
     fn edge_labels_before(&self, updates: &[LocatedUpdate]) -> Vec<Option<Option<Label>>> {
-        let label = |lu: &LocatedUpdate| match lu.update {
-            Update::AddEdge(e) | Update::RemoveEdge(e) if e.u != e.v => Some(self.edge_label(e.u, e.v)),
-            _ => None,
-        };
         if self.parallel(updates.len()) {
-            updates.par_iter().map(label).collect()
-        } else if updates.len() >= parallel::MIN_UPDATES {
-            updates.iter().map(label).collect()
-        } else {
+            updates
+                .par_chunks(LOOKUP_BLOCK)
+                .flat_map_iter(|c| self.edge_labels_of(c))
+                .collect()
+        } else if updates.len() < parallel::MIN_UPDATES {
             Vec::new()
+        } else if self.large_arena() {
+            self.edge_labels_of(updates)
+        } else {
+            let label = |lu: &LocatedUpdate| match lu.update {
+                Update::AddEdge(e) | Update::RemoveEdge(e) if e.u != e.v => Some(self.edge_label(e.u, e.v)),
+                _ => None,
+            };
+            updates.iter().map(label).collect()
         }
     }
 
+    /// [`Self::edge_labels_before`] of `updates`, on the calling thread:
+    /// as [`Self::edge_label`] (the shorter list searched), with the
+    /// searches side by side.
+    fn edge_labels_of(&self, updates: &[LocatedUpdate]) -> Vec<Option<Option<Label>>> {
+        // (update index, list start, list length, the key searched for)
+        let mut looked: Vec<(usize, usize, usize, VertexId)> = Vec::with_capacity(updates.len());
+        for (i, lu) in updates.iter().enumerate() {
+            if let Update::AddEdge(e) | Update::RemoveEdge(e) = lu.update {
+                if e.u != e.v && self.exists(e.u) && self.exists(e.v) {
+                    let (a, b) = if self.len[e.u as usize] <= self.len[e.v as usize] {
+                        (e.u, e.v)
+                    } else {
+                        (e.v, e.u)
+                    };
+                    let (s, base, _) = self.slot(a);
+                    looked.push((i, s, base, b));
+                }
+            }
+        }
+        let queries: Vec<(&[VertexId], VertexId)> =
+            looked.iter().map(|&(_, s, n, b)| (&self.ids[s..s + n], b)).collect();
+        let mut at = Vec::with_capacity(queries.len());
+        search::lower_bounds(&queries, &mut at);
+        let mut out: Vec<Option<Option<Label>>> = updates
+            .iter()
+            .map(|lu| match lu.update {
+                Update::AddEdge(e) | Update::RemoveEdge(e) if e.u != e.v => Some(None),
+                _ => None,
+            })
+            .collect();
+        for (&(i, s, n, b), &p) in looked.iter().zip(&at) {
+            let p = p as usize;
+            if p < n && self.ids[s + p] & !MARK == b {
+                out[i] = Some(Some(if self.edge_labelled { self.elabels[s + p] } else { 0 }));
+            }
+        }
+        out
+    }
+
     /// Where each deleted edge sits in both endpoint lists: (endpoint,
-    /// arena position), two per edge; on the rayon pool for batches of many
-    /// `changes`.
+    /// arena position), two per edge; in a large arena
+    /// [`search::lower_bounds`]'s many searches at once, on the rayon pool
+    /// for batches of many `changes`.
     fn deletion_slots(&self, deleted: &[Edge], changes: usize) -> Vec<(VertexId, usize)> {
-        let find = |a: VertexId, b: VertexId| {
-            let (s, base) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
-            let i = self.ids[s..s + base]
-                .binary_search_by(|&x| (x & !MARK).cmp(&b))
-                .expect("validated deletion");
-            (a, s + i)
+        if !self.large_arena() {
+            let find = |a: VertexId, b: VertexId| {
+                let (s, len) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
+                let i = self.ids[s..s + len]
+                    .binary_search_by(|&x| (x & !MARK).cmp(&b))
+                    .expect("validated deletion");
+                (a, s + i)
+            };
+            return deleted.iter().flat_map(|e| [find(e.u, e.v), find(e.v, e.u)]).collect();
+        }
+        let find = |deleted: &[Edge]| {
+            let ends: Vec<(VertexId, VertexId)> = deleted.iter().flat_map(|e| [(e.u, e.v), (e.v, e.u)]).collect();
+            let list = |a: VertexId| {
+                let (s, l) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
+                &self.ids[s..s + l]
+            };
+            let queries: Vec<(&[VertexId], VertexId)> = ends.iter().map(|&(a, b)| (list(a), b)).collect();
+            let mut at = Vec::with_capacity(queries.len());
+            search::lower_bounds(&queries, &mut at);
+            ends.iter()
+                .zip(at)
+                .map(|(&(a, b), p)| {
+                    let s = self.off[a as usize] as usize;
+                    debug_assert_eq!(self.ids[s + p as usize] & !MARK, b, "validated deletion");
+                    (a, s + p as usize)
+                })
+                .collect::<Vec<_>>()
         };
-        let both = |e: &Edge| [find(e.u, e.v), find(e.v, e.u)];
         if self.parallel(changes) {
-            deleted.par_iter().flat_map_iter(both).collect()
+            deleted.par_chunks(LOOKUP_BLOCK / 2).flat_map_iter(find).collect()
         } else {
-            deleted.iter().flat_map(both).collect()
+            find(deleted)
         }
     }
 
@@ -728,19 +810,21 @@ impl DynamicGraph {
                 OldPart {
                     len,
                     marked: 0,
-                    first_mark: len,
+                    last_mark: NO_MARK,
                 }
             })
         }
         let slots = self.deletion_slots(&delta.deleted, delta.changes());
         let mut marks = Vec::with_capacity(slots.len());
+        let mut mark_before = Vec::with_capacity(slots.len());
         for (a, at) in slots {
             self.ids[at] |= MARK;
             let q = (at - self.off[a as usize] as usize) as u32;
-            marks.push((a, q));
             let part = touch(self, &mut old, &mut touched, a);
             part.marked += 1;
-            part.first_mark = part.first_mark.min(q);
+            mark_before.push(part.last_mark);
+            part.last_mark = marks.len() as u32;
+            marks.push((a, q));
         }
         for e in &delta.inserted {
             for (a, b) in [(e.u, e.v), (e.v, e.u)] {
@@ -754,6 +838,7 @@ impl DynamicGraph {
             touched,
             old,
             marks,
+            mark_before,
             delta: std::mem::take(delta),
             slots_before,
         });
@@ -854,7 +939,7 @@ impl DynamicGraph {
         let Some(p) = self.pending.take() else {
             return BatchDelta::default();
         };
-        let new_lens = self.reorganise_lists(&p.touched, &p.old, p.delta.changes());
+        let new_lens = self.reorganise_lists(&p, p.delta.changes());
         // `base`: the list's live length before the batch
         for (v, base, new_len) in new_lens {
             let vi = v as usize;
@@ -870,36 +955,112 @@ impl DynamicGraph {
         p.delta
     }
 
-    /// [`reorganise`]s every list in `touched` (old parts in `old`), on the
-    /// rayon pool for batches of many `changes`; returns each list's vertex,
-    /// length before the batch and new length.
-    fn reorganise_lists(
-        &mut self,
-        touched: &[VertexId],
-        old: &OldParts,
-        changes: usize,
-    ) -> Vec<(VertexId, usize, usize)> {
-        if self.parallel(changes) {
+    /// [`reorganise`]s every list the pending batch `p` touched, on the
+    /// rayon pool for batches of many `changes`; returns each list's
+    /// vertex, length before the batch and new length.
+    fn reorganise_lists(&mut self, p: &Pending, changes: usize) -> Vec<(VertexId, usize, usize)> {
+        let (touched, old) = (&p.touched, &p.old);
+        let parallel = self.parallel(changes);
+        // the lists in the order they are reorganised, with their old
+        // parts: by arena offset on the pool (each thread a run of
+        // windows), else in the map's order (no lookups)
+        let (vs, parts, spans): (Vec<VertexId>, Vec<OldPart>, _) = if parallel {
             let (vs, spans) = self.list_spans(touched);
-            let (ids, labels) = self.arena_mut();
-            let lens = parallel::for_each_window(ids, labels, &spans, |i, ids, labels| {
-                let part = old[&vs[i]];
-                (part.len as usize, reorganise(ids, labels, part, &mut Vec::new()))
-            });
-            return vs
-                .into_iter()
-                .zip(lens)
-                .map(|(v, (before, after))| (v, before, after))
-                .collect();
-        }
-        let mut scratch: Vec<(VertexId, Label)> = Vec::new();
-        old.iter()
-            .map(|(&v, &part)| {
-                let s = self.off[v as usize] as usize;
-                let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
-                (v, part.len as usize, reorganise(ids, labels, part, &mut scratch))
+            let parts = vs.par_iter().map(|v| old[v]).collect();
+            (vs, parts, spans)
+        } else {
+            let (vs, parts) = old.iter().map(|(&v, &part)| (v, part)).unzip();
+            (vs, parts, Vec::new())
+        };
+        // where the appended entries go: found side by side beforehand in
+        // a large arena, else by each list's reorganisation (in the cache)
+        let (at, starts) = if self.large_arena() {
+            self.insertion_points(&vs, &parts, parallel)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let one = |i: usize, ids: &mut [VertexId], labels: &mut [Label]| {
+            let part = parts[i];
+            // the list's marks, last to first
+            let first = (part.last_mark != NO_MARK).then_some(part.last_mark);
+            let marked = std::iter::successors(first, |&m| {
+                let before = p.mark_before[m as usize];
+                (before != NO_MARK).then_some(before)
             })
+            .map(|m| p.marks[m as usize].1);
+            let at = (!starts.is_empty()).then(|| &at[starts[i]..starts[i + 1]]);
+            (
+                part.len as usize,
+                reorganise(ids, labels, part.len as usize, marked, at),
+            )
+        };
+        let lens = if parallel {
+            let (ids, labels) = self.arena_mut();
+            parallel::for_each_window(ids, labels, &spans, |i, ids, labels| one(i, ids, labels))
+        } else {
+            vs.iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    let s = self.off[v as usize] as usize;
+                    let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
+                    one(i, ids, labels)
+                })
+                .collect()
+        };
+        vs.into_iter()
+            .zip(lens)
+            .map(|(v, (before, after))| (v, before, after))
             .collect()
+    }
+
+    /// Where the appended entries of `vs`' staged lists (old parts in
+    /// `parts`, in `vs` order) go in their old parts ([`reorganise`]'s
+    /// `at`), all lists' in `vs` order, and where each list's begin
+    /// (`vs.len() + 1` offsets): found by [`search::lower_bounds`], many at
+    /// once, on the rayon pool when `parallel`.
+    fn insertion_points(&self, vs: &[VertexId], parts: &[OldPart], parallel: bool) -> (Vec<u32>, Vec<usize>) {
+        let mut starts = Vec::with_capacity(vs.len() + 1);
+        starts.push(0);
+        for (&v, part) in vs.iter().zip(parts) {
+            starts.push(starts[starts.len() - 1] + (self.len[v as usize] - part.len) as usize);
+        }
+        // (the old part, the appended part)
+        let split = |v: VertexId, part: &OldPart| {
+            let (s, base, len) = (
+                self.off[v as usize] as usize,
+                part.len as usize,
+                self.len[v as usize] as usize,
+            );
+            (&self.ids[s..s + base], &self.ids[s + base..s + len])
+        };
+        let find = |(vs, parts): (&[VertexId], &[OldPart])| {
+            let mut queries: Vec<(&[VertexId], VertexId)> = Vec::new();
+            for (&v, part) in vs.iter().zip(parts) {
+                let (list, appended) = split(v, part);
+                queries.extend(appended.iter().map(|&x| (list, x)));
+            }
+            let mut at = Vec::with_capacity(queries.len());
+            search::lower_bounds(&queries, &mut at);
+            at
+        };
+        let at = if parallel {
+            vs.par_chunks(INSERTION_BLOCK)
+                .zip(parts.par_chunks(INSERTION_BLOCK))
+                .flat_map_iter(find)
+                .collect()
+        } else {
+            find((vs, parts))
+        };
+        (at, starts)
+    }
+
+    /// Whether the arena is too large for the cache (as
+    /// [`DynamicGraph::wants_pool`] counts it): its lookups then miss, and
+    /// [`search::lower_bounds`] overlaps them; a small one's are searched
+    /// one at a time (an early exit where a lookup finds its entry, and no
+    /// query lists).
+    fn large_arena(&self) -> bool {
+        self.ids.len() >= self.parallel_min_arena.unwrap_or(Self::PARALLEL_MIN_ARENA)
     }
 
     /// Whether a batch of `n` updates (or changes) is worth spreading over
@@ -931,13 +1092,12 @@ impl DynamicGraph {
         let Some(p) = self.pending.take() else {
             return;
         };
+        for &(v, q) in &p.marks {
+            self.ids[self.off[v as usize] as usize + q as usize] &= !MARK;
+        }
         for &v in &p.touched {
-            let (s, base) = (self.off[v as usize] as usize, p.old[&v].len as usize);
             self.set_touched(v, false);
-            for e in &mut self.ids[s..s + base] {
-                *e &= !MARK;
-            }
-            self.len[v as usize] = base as u32;
+            self.len[v as usize] = p.old[&v].len;
         }
         for &(v, _) in &p.delta.added_vertices {
             self.labels[v as usize] = ABSENT;
@@ -1055,65 +1215,6 @@ impl GraphView for DynamicGraph {
                 .map(|&v| self.len[v as usize] as usize)
                 .fold(self.degrees.max(), usize::max),
         }
-    }
-}
-
-/// GCSM Sec. V-A step 4 for one list `ids` (its edge labels in `labels`, or
-/// empty when the graph has none): drops the marked entries of the old part
-/// `[0, old.len)` and merges the sorted appended part `[old.len, len)` in,
-/// from the back. Returns the new length.
-fn reorganise(ids: &mut [VertexId], labels: &mut [Label], old: OldPart, scratch: &mut Vec<(VertexId, Label)>) -> usize {
-    let (base, labelled) = (old.len as usize, !labels.is_empty());
-    // entries before the first mark stay where they are; the kept runs
-    // between marks move down as blocks (a batch marks few entries of a
-    // list: one update at a time, one)
-    let mut w = old.first_mark as usize;
-    let mut i = w;
-    let mut marks_left = old.marked as usize;
-    while i < base {
-        if marks_left == 0 {
-            // no marks beyond: the rest is one run
-            move_run(ids, labels, labelled, i..base, w);
-            w += base - i;
-            break;
-        }
-        let run = ids[i..base].iter().position(|&x| x & MARK != 0).unwrap_or(base - i);
-        move_run(ids, labels, labelled, i..i + run, w);
-        w += run;
-        i += run;
-        if i < base {
-            // skip the mark
-            i += 1;
-            marks_left -= 1;
-        }
-    }
-    scratch.clear();
-    scratch.extend((base..ids.len()).map(|i| (ids[i], if labelled { labels[i] } else { 0 })));
-    // merge the appended entries in from the back: each one's place by a
-    // binary search, the kept entries above it shifted up as one block
-    let mut i = w; // one past the last kept old entry not yet moved
-    for (j, &(x, l)) in scratch.iter().enumerate().rev() {
-        let p = ids[..i].partition_point(|&y| y < x);
-        move_run(ids, labels, labelled, p..i, p + j + 1);
-        ids[p + j] = x;
-        if labelled {
-            labels[p + j] = l;
-        }
-        i = p;
-    }
-    w + scratch.len()
-}
-
-/// Moves entries `from` (ids and, when `labelled`, labels) to start at `to`
-/// (`copy_within`: the ranges may overlap).
-#[inline]
-fn move_run(ids: &mut [VertexId], labels: &mut [Label], labelled: bool, from: std::ops::Range<usize>, to: usize) {
-    if from.is_empty() || from.start == to {
-        return;
-    }
-    ids.copy_within(from.clone(), to);
-    if labelled {
-        labels.copy_within(from, to);
     }
 }
 
