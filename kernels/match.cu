@@ -153,10 +153,11 @@ struct Params {
 #define OUT_STAGED_LISTS 5
 #define OUT_NODES 6
 #define OUT_ABORTED 7
-#define OUT_DEFERRED 8  // tasks deferred by this launch (reset per launch)
-#define OUT_MEMO_HITS 9
-#define OUT_MEMO_MISSES 10
-#define OUT_WORDS 11
+#define OUT_MEMO_HITS 8
+#define OUT_MEMO_MISSES 9
+#define OUT_DEFERRED 10  // tasks deferred by this launch (reset per launch)
+#define OUT_COUNTER 11   // the launch's task counter: p.counter points here (reset per launch)
+#define OUT_WORDS 12
 
 // Words per task (crates/gpu/src/plan.rs TASK_WORDS): plan, weight, lo, hi,
 // start, then the prefix v0..v6.

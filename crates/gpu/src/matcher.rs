@@ -24,16 +24,19 @@ use crate::nvrtc::{kernel_with, MATCH_CU};
 use crate::plan::{write_task_words, Shape, Task, TaskOptions, MAX_PREFIX, TASK_WORDS};
 
 /// Output words (u64) of the kernel.
-pub const OUT_WORDS: usize = 11;
+pub const OUT_WORDS: usize = 12;
 /// Tasks the task buffers (pinned staging and device) hold at first: 3 MiB
 /// each, the tasks of a few thousand seeds.
 pub const TASK_BUFFER_MIN: usize = 1 << 16;
 
-/// Output slot of the tasks one launch deferred (reset per launch).
-const OUT_DEFERRED: usize = 8;
 /// Output slots of the last-level memo's hits and misses (match v17).
-const OUT_MEMO_HITS: usize = 9;
-const OUT_MEMO_MISSES: usize = 10;
+const OUT_MEMO_HITS: usize = 8;
+const OUT_MEMO_MISSES: usize = 9;
+/// Output slot of the tasks one launch deferred, and of its task counter
+/// (`Params::counter` points here): next to each other, so that one
+/// memset resets both before each launch after the first (match v21).
+const OUT_DEFERRED: usize = 10;
+const OUT_COUNTER: usize = 11;
 /// Words per last-level memo slot (`MEMO_WORDS` of the kernel).
 const MEMO_WORDS: usize = 8;
 
@@ -431,8 +434,15 @@ pub struct DeviceMatcher {
     /// The wide and huge builds ([`Shape::ALL`] after the narrow one), each
     /// made at its first run.
     larger: [Option<Build>; 2],
-    out: CudaSlice<u64>,
-    counter: CudaSlice<u64>,
+    /// The output words (owned here, used through `out_addr`).
+    _out: CudaSlice<u64>,
+    /// Device address of `_out`, taken once: resets and reads use it, with
+    /// no event tracking of cudarc's (match v21; see
+    /// [`crate::resident::ResidentCache`]'s addresses).
+    out_addr: u64,
+    /// Pinned host copy of `out`, read back after each launch with one
+    /// synchronous copy (no allocation, no bounce buffer).
+    out_host: PinnedBuffer<u64>,
     plans: Option<CudaSlice<u32>>,
     /// The plan words now on the device (uploaded again only when they
     /// change, match v5).
@@ -443,6 +453,8 @@ pub struct DeviceMatcher {
     seeds_host: Option<PinnedBuffer<u32>>,
     /// Deferred-task buffers (match v5): a launch reads one, writes the other.
     deferred: [Option<CudaSlice<u32>>; 2],
+    /// Their device addresses, taken when allocated (match v21).
+    deferred_addr: [u64; 2],
     /// The last-level memo (match v17), allocated with the matcher (again
     /// at the first run after a change of size), and the epoch of the
     /// last run (0 is never used, so zeroed slots are empty).
@@ -460,19 +472,22 @@ impl DeviceMatcher {
         }
         let narrow = Build::new(&gpu, &config, Shape::NARROW)?;
         let out = gpu.alloc_zeros::<u64>(OUT_WORDS)?;
-        let counter = gpu.alloc_zeros::<u64>(1)?;
+        let out_addr = out.device_ptr(gpu.stream()).0;
+        let out_host = gpu.alloc_pinned(OUT_WORDS)?;
         let mut m = DeviceMatcher {
             gpu,
             config,
             narrow,
             larger: [None, None],
-            out,
-            counter,
+            _out: out,
+            out_addr,
+            out_host,
             plans: None,
             plans_host: Vec::new(),
             seeds: None,
             seeds_host: None,
             deferred: [None, None],
+            deferred_addr: [0; 2],
             memo: None,
             memo_epoch: 0,
         };
@@ -716,24 +731,56 @@ impl DeviceMatcher {
     /// Device address of deferral buffer `i` (allocated on first use).
     fn defer_buffer(&mut self, i: usize) -> GpuResult<u64> {
         let words = self.config.defer_cap * TASK_WORDS;
-        Self::reserve(&self.gpu, &mut self.deferred[i], words)?;
-        Ok(self.deferred[i]
-            .as_ref()
-            .expect("reserved")
-            .device_ptr(self.gpu.stream())
-            .0)
+        if Self::reserve(&self.gpu, &mut self.deferred[i], words)? {
+            self.deferred_addr[i] = self.deferred[i]
+                .as_ref()
+                .expect("reserved")
+                .device_ptr(self.gpu.stream())
+                .0;
+        }
+        Ok(self.deferred_addr[i])
     }
 
-    /// One launch of the kernel over `params`' tasks (task counter and the
-    /// launch's deferral count reset first); returns its GPU time in seconds.
-    fn launch(&mut self, params: &MatchParams, shape: Shape) -> GpuResult<f64> {
+    /// Zeroes output words `words` (queued on the stream).
+    fn reset_out(&self, words: std::ops::Range<usize>) -> GpuResult<()> {
+        self.gpu
+            .context()
+            .bind_to_thread()
+            .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
+        let at = self.out_addr + 8 * words.start as u64;
+        // SAFETY: `words` lies within `out` (OUT_WORDS words), which lives
+        // as long as the matcher.
+        unsafe { result::memset_d8_async(at, 0, 8 * words.len(), self.gpu.stream().cu_stream()) }
+            .map_err(|e| GpuError::driver("cuMemsetD8Async (out)", e))
+    }
+
+    /// The output words after a launch that [`DeviceMatcher::launch`] has
+    /// waited for.
+    fn read_out(&mut self) -> GpuResult<[u64; OUT_WORDS]> {
+        self.gpu
+            .context()
+            .bind_to_thread()
+            .map_err(|e| GpuError::driver("cuCtxSetCurrent", e))?;
+        let host = self.out_host.as_mut_slice();
+        // SAFETY: `host` and `out` both hold OUT_WORDS words; the kernel
+        // that wrote `out` has finished (its end event was waited for) and
+        // nothing else queued writes it.
+        unsafe { result::memcpy_dtoh_sync(&mut host[..OUT_WORDS], self.out_addr) }
+            .map_err(|e| GpuError::driver("cuMemcpyDtoH (out)", e))?;
+        let mut out = [0; OUT_WORDS];
+        out.copy_from_slice(&host[..OUT_WORDS]);
+        Ok(out)
+    }
+
+    /// One launch of the kernel over `params`' tasks, waited for; returns
+    /// its GPU time in seconds. Every launch after the run's first (whose
+    /// output [`DeviceMatcher::run`] zeroed) resets its task counter and
+    /// deferral count first, with one memset.
+    fn launch(&mut self, params: &MatchParams, shape: Shape, first: bool) -> GpuResult<f64> {
         let stream = self.gpu.stream().clone();
-        stream
-            .memset_zeros(&mut self.counter)
-            .map_err(|e| GpuError::driver("cuMemsetD8 (counter)", e))?;
-        stream
-            .memset_zeros(&mut self.out.slice_mut(OUT_DEFERRED..OUT_DEFERRED + 1))
-            .map_err(|e| GpuError::driver("cuMemsetD8 (deferred)", e))?;
+        if !first {
+            self.reset_out(OUT_DEFERRED..OUT_COUNTER + 1)?;
+        }
         let build = self.made(shape);
         let cfg = LaunchConfig {
             grid_dim: (build.blocks, 1, 1),
@@ -762,13 +809,13 @@ impl DeviceMatcher {
     /// the time a device that sat idle adds to the next batch.
     pub fn wake(&mut self) -> GpuResult<f64> {
         let t0 = Instant::now();
-        let stream = self.gpu.stream().clone();
         let params = MatchParams {
-            counter: self.counter.device_ptr(&stream).0,
-            out: self.out.device_ptr(&stream).0,
+            counter: self.out_addr + 8 * OUT_COUNTER as u64,
+            out: self.out_addr,
             ..MatchParams::default()
         };
-        self.launch(&params, Shape::NARROW)?;
+        self.reset_out(0..OUT_WORDS)?;
+        self.launch(&params, Shape::NARROW, true)?;
         self.gpu.synchronize()?;
         Ok(t0.elapsed().as_secs_f64())
     }
@@ -820,10 +867,7 @@ impl DeviceMatcher {
             let b = self.build(shape)?;
             (b.cand.device_ptr(gpu.stream()).0, b.stage.device_ptr(gpu.stream()).0)
         };
-        let stream = self.gpu.stream().clone();
-        stream
-            .memset_zeros(&mut self.out)
-            .map_err(|e| GpuError::driver("cuMemsetD8 (out)", e))?;
+        self.reset_out(0..OUT_WORDS)?;
         let [rowidx, rowptr, colidx, collab, ncached, slots, nslots] =
             cache.map_or([0; 7], |c| c.kernel_args(&self.gpu));
         let (memo, memo_mask, memo_epoch) = self.memo_for_run()?;
@@ -848,8 +892,8 @@ impl DeviceMatcher {
             chunk: u64::from(self.config.chunk),
             stage,
             stage_words: u64::from(self.config.stage_words),
-            counter: self.counter.device_ptr(&stream).0,
-            out: self.out.device_ptr(&stream).0,
+            counter: self.out_addr + 8 * OUT_COUNTER as u64,
+            out: self.out_addr,
             time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
             window_min: u64::from(self.config.window_min),
             window_max: u64::from(self.config.window_max),
@@ -877,11 +921,11 @@ impl DeviceMatcher {
             let defers = self.config.defer_min > 0 && self.config.defer_cap > 0 && launches < self.config.defer_rounds;
             params.defer = if defers { self.defer_buffer(round % 2)? } else { 0 };
             let tl = Instant::now();
-            seconds += self.launch(&params, shape)?;
+            seconds += self.launch(&params, shape, launches == 0)?;
             launch_wall += tl.elapsed().as_secs_f64();
             launches += 1;
             let td = Instant::now();
-            let out = self.gpu.download(&self.out)?;
+            let out = self.read_out()?;
             download += td.elapsed().as_secs_f64();
             let n = out[OUT_DEFERRED].min(self.config.defer_cap as u64);
             deferred += n;
