@@ -136,6 +136,18 @@ struct Pending {
     slots_before: usize,
 }
 
+impl Pending {
+    /// Where `part`'s list is marked, last mark first.
+    fn marks_of(&self, part: OldPart) -> impl Iterator<Item = u32> + '_ {
+        let last = (part.last_mark != NO_MARK).then_some(part.last_mark);
+        std::iter::successors(last, |&m| {
+            let before = self.mark_before[m as usize];
+            (before != NO_MARK).then_some(before)
+        })
+        .map(|m| self.marks[m as usize].1)
+    }
+}
+
 /// A touched list's pre-batch part: its length, how many of its entries
 /// the batch marked, and the index of its last mark in [`Pending::marks`]
 /// (or [`NO_MARK`]).
@@ -959,39 +971,40 @@ impl DynamicGraph {
     /// rayon pool for batches of many `changes`; returns each list's
     /// vertex, length before the batch and new length.
     fn reorganise_lists(&mut self, p: &Pending, changes: usize) -> Vec<(VertexId, usize, usize)> {
-        let (touched, old) = (&p.touched, &p.old);
         let parallel = self.parallel(changes);
+        if !parallel && !self.large_arena() {
+            // in the cache: one pass in the map's order (no lookups), each
+            // list's places found as it is reorganised
+            return p
+                .old
+                .iter()
+                .map(|(&v, &part)| {
+                    let s = self.off[v as usize] as usize;
+                    let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
+                    let n = reorganise(ids, labels, part.len as usize, p.marks_of(part), None);
+                    (v, part.len as usize, n)
+                })
+                .collect();
+        }
         // the lists in the order they are reorganised, with their old
         // parts: by arena offset on the pool (each thread a run of
-        // windows), else in the map's order (no lookups)
+        // windows), else in the map's order
         let (vs, parts, spans): (Vec<VertexId>, Vec<OldPart>, _) = if parallel {
-            let (vs, spans) = self.list_spans(touched);
-            let parts = vs.par_iter().map(|v| old[v]).collect();
+            let (vs, spans) = self.list_spans(&p.touched);
+            let parts = vs.par_iter().map(|v| p.old[v]).collect();
             (vs, parts, spans)
         } else {
-            let (vs, parts) = old.iter().map(|(&v, &part)| (v, part)).unzip();
+            let (vs, parts) = p.old.iter().map(|(&v, &part)| (v, part)).unzip();
             (vs, parts, Vec::new())
         };
-        // where the appended entries go: found side by side beforehand in
-        // a large arena, else by each list's reorganisation (in the cache)
-        let (at, starts) = if self.large_arena() {
-            self.insertion_points(&vs, &parts, parallel)
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        // where the appended entries go, found side by side beforehand
+        let (at, starts) = self.insertion_points(&vs, &parts, parallel);
         let one = |i: usize, ids: &mut [VertexId], labels: &mut [Label]| {
             let part = parts[i];
-            // the list's marks, last to first
-            let first = (part.last_mark != NO_MARK).then_some(part.last_mark);
-            let marked = std::iter::successors(first, |&m| {
-                let before = p.mark_before[m as usize];
-                (before != NO_MARK).then_some(before)
-            })
-            .map(|m| p.marks[m as usize].1);
-            let at = (!starts.is_empty()).then(|| &at[starts[i]..starts[i + 1]]);
+            let at = &at[starts[i]..starts[i + 1]];
             (
                 part.len as usize,
-                reorganise(ids, labels, part.len as usize, marked, at),
+                reorganise(ids, labels, part.len as usize, p.marks_of(part), Some(at)),
             )
         };
         let lens = if parallel {
