@@ -20,6 +20,7 @@ pub(crate) mod overlay;
 pub(crate) mod parallel;
 mod reorganise;
 mod search;
+mod stage_pool;
 
 use std::collections::HashMap;
 
@@ -805,6 +806,18 @@ impl DynamicGraph {
             self.ensure_slot(v);
             self.labels[v as usize] = l;
         }
+        if self.parallel(delta.changes()) {
+            let st = self.stage_lists_on_pool(delta);
+            self.pending = Some(Pending {
+                touched: st.touched,
+                old: st.old,
+                marks: st.marks,
+                mark_before: st.mark_before,
+                delta: std::mem::take(delta),
+                slots_before,
+            });
+            return;
+        }
         // each touched list's old part, before anything is appended
         let ends = 2 * (delta.deleted.len() + delta.inserted.len());
         let mut old: OldParts = HashMap::with_capacity_and_hasher(ends, FixedState::default());
@@ -845,7 +858,7 @@ impl DynamicGraph {
             }
         }
         touched.sort_unstable();
-        self.sort_deltas(&touched, &old, delta.changes());
+        self.sort_deltas(&touched, &old);
         self.pending = Some(Pending {
             touched,
             old,
@@ -875,12 +888,19 @@ impl DynamicGraph {
     /// the arena's end with its capacity grown by half (amortised O(1) per
     /// appended entry, less slack than doubling).
     fn reserve_list(&mut self, v: VertexId) {
+        self.reserve_room(v, 1);
+    }
+
+    /// Makes room for `n` more entries in `v`'s list: a list without it
+    /// moves to the arena's end with its capacity grown by half (or to
+    /// hold the `n`).
+    fn reserve_room(&mut self, v: VertexId, n: usize) {
         let vi = v as usize;
         let (s, l) = (self.off[vi] as usize, self.len[vi] as usize);
-        if l < self.cap[vi] as usize {
+        if l + n <= self.cap[vi] as usize {
             return;
         }
-        let new_cap = (l + l / 2).max(4);
+        let new_cap = (l + l / 2).max(l + n).max(4);
         self.reserve_arena(new_cap);
         let new_off = self.ids.len();
         self.ids.extend_from_within(s..s + l);
@@ -919,27 +939,14 @@ impl DynamicGraph {
     }
 
     /// Sorts the appended part of each of `touched`'s lists (whose old
-    /// parts' lengths are in `old`), with its edge labels.
-    fn sort_deltas(&mut self, touched: &[VertexId], old: &OldParts, changes: usize) {
-        let grown: Vec<VertexId> = touched
-            .iter()
-            .copied()
-            .filter(|v| self.len[*v as usize] - old[v].len >= 2)
-            .collect();
-        // the appended parts' windows
-        let part = |g: &DynamicGraph, v: VertexId| {
-            let (s, len) = (g.off[v as usize] as usize, g.len[v as usize] as usize);
-            (s + old[&v].len as usize, s + len)
-        };
-        if self.parallel(changes) {
-            let mut spans: Vec<(usize, usize)> = grown.iter().map(|&v| part(self, v)).collect();
-            spans.sort_unstable();
-            let (ids, labels) = self.arena_mut();
-            parallel::for_each_window(ids, labels, &spans, |_, ids, labels| sort_paired(ids, labels));
-        } else {
-            for v in grown {
-                let (a, b) = part(self, v);
-                let (ids, labels) = self.window_mut(a, b);
+    /// parts' lengths are in `old`), with its edge labels (one update at
+    /// a time; [`Self::stage_lists_on_pool`] appends in order).
+    fn sort_deltas(&mut self, touched: &[VertexId], old: &OldParts) {
+        for &v in touched {
+            let (s, len) = (self.off[v as usize] as usize, self.len[v as usize] as usize);
+            let base = old[&v].len as usize;
+            if len - base >= 2 {
+                let (ids, labels) = self.window_mut(s + base, s + len);
                 sort_paired(ids, labels);
             }
         }
