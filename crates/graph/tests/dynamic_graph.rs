@@ -593,3 +593,81 @@ proptest! {
         }
     }
 }
+
+/// A large batch on a pool (the parallel staging path) that also adds
+/// vertices (with edges to them) and removes vertices (with their edges,
+/// implicitly): the three views while pending, an abort, and the committed
+/// graph follow the set model.
+#[test]
+fn large_batches_with_vertex_updates_on_a_pool_follow_the_model() {
+    use rand::{Rng, SeedableRng};
+    for (seed, labelled) in [(1u64, false), (2, true), (3, true)] {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = 600u32;
+        let mut old = BTreeMap::new();
+        random_batch(&mut rng, &mut old, n, 6000, labelled);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let mut g = pool
+            .install(|| DynamicGraph::from_data(&data(n, &old, labelled)))
+            .unwrap();
+        g.set_parallel_min_arena(0);
+        let mut cur = old.clone();
+        let mut batch = Vec::new();
+        let added = 20u32;
+        for v in n..n + added {
+            batch.push(lu(0, Update::AddVertex { id: v, label: 1 }));
+            for _ in 0..5 {
+                let u = rng.random_range(0..n);
+                let l = if labelled { rng.random_range(0..3) } else { 0 };
+                if cur.insert((u, v), l).is_none() {
+                    batch.push(lu(0, Update::AddEdge(Edge::new(v, u, l))));
+                }
+            }
+        }
+        batch.extend(random_batch(
+            &mut rng,
+            &mut cur,
+            n,
+            DynamicGraph::PARALLEL_MIN_UPDATES + 500,
+            labelled,
+        ));
+        let removed: BTreeSet<u32> = (0..10).map(|_| rng.random_range(0..n)).collect();
+        for &v in &removed {
+            batch.push(lu(0, Update::RemoveVertex { id: v, label: None }));
+            cur.retain(|&(a, b), _| a != v && b != v);
+        }
+        for (i, x) in batch.iter_mut().enumerate() {
+            x.line = i + 1;
+        }
+        let all = n + added;
+        let check_pending = |g: &DynamicGraph| {
+            for v in 0..all {
+                assert_eq!(list(g, v, Version::Old), model_list(&old, v), "old list of {v}");
+                assert_eq!(list(g, v, Version::New), model_list(&cur, v), "new list of {v}");
+            }
+        };
+        pool.install(|| g.stage(&batch, "big", Strictness::Strict).map(drop))
+            .unwrap();
+        check_pending(&g);
+        g.abort();
+        for v in 0..n {
+            assert_eq!(
+                list(&g, v, Version::Old),
+                model_list(&old, v),
+                "list of {v} after the abort"
+            );
+        }
+        assert_eq!(g.num_vertices(), n as usize, "the abort drops the added vertices");
+        pool.install(|| g.stage(&batch, "big", Strictness::Strict).map(drop))
+            .unwrap();
+        check_pending(&g);
+        pool.install(|| g.commit());
+        for v in 0..all {
+            assert_eq!(list(&g, v, Version::Old), model_list(&cur, v), "committed list of {v}");
+        }
+        for &v in &removed {
+            assert_eq!(g.labels()[v as usize], ABSENT, "{v} removed");
+        }
+        assert_eq!(g.num_edges(), cur.len());
+    }
+}
