@@ -187,22 +187,35 @@ mod tests {
     /// Stages, commits and aborts random batches (inserts and deletes,
     /// hubs touched again and again) and checks after every step that the
     /// model mirror holds each vertex's raw list exactly: the oracle is
-    /// the graph's own raw list, read entry by entry.
-    fn mirror_follows_batches(labelled: bool, seed: u64) {
+    /// the graph's own raw list, read entry by entry. `pool`: on a pool of
+    /// 3 threads, with batches large enough for the graph's parallel
+    /// staging and commit (forced on this small graph).
+    fn mirror_follows_batches(labelled: bool, seed: u64, pool: bool) {
         let scale = 9;
         let (a, b, c) = RMAT_STANDARD;
         let pairs = rmat(scale, 4 << scale, a, b, c, seed);
         let g = graph_from_pairs(1 << scale, &pairs, vec![0; 1 << scale], labelled.then_some((3, seed)));
-        let (g0, stream) = make_stream(&g, StreamAmount::Count(3000), 0.5, seed);
+        let count = if pool { 7000 } else { 3000 };
+        let (g0, stream) = make_stream(&g, StreamAmount::Count(count), 0.5, seed);
         let mut dg = DynamicGraph::from_data(&g0).expect("a valid graph");
+        let threads = rayon::ThreadPoolBuilder::new()
+            .num_threads(if pool { 3 } else { 1 })
+            .build()
+            .expect("a pool");
+        if pool {
+            dg.set_parallel_min_arena(0);
+        }
+        let sizes: &[usize] = if pool { &[2100, 7, 2500, 64] } else { &[1, 7, 64, 300] };
         let mut m = Model::build(&dg);
         m.check(&dg, "built");
         let mut off = 0;
         let mut step = 0;
         while off < stream.len() {
-            let size = [1usize, 7, 64, 300][step % 4].min(stream.len() - off);
+            let size = sizes[step % 4].min(stream.len() - off);
             let batch = &stream[off..off + size];
-            dg.stage(batch, "stream", Strictness::Strict).expect("a valid batch");
+            threads
+                .install(|| dg.stage(batch, "stream", Strictness::Strict).map(drop))
+                .expect("a valid batch");
             let changed = dg.touched().to_vec();
             m.sync(&dg, &changed);
             m.check(&dg, &format!("batch {step} staged"));
@@ -211,7 +224,7 @@ mod tests {
                 m.sync(&dg, &changed);
                 m.check(&dg, &format!("batch {step} aborted"));
             } else {
-                dg.commit();
+                threads.install(|| dg.commit());
                 m.sync(&dg, &changed);
                 m.check(&dg, &format!("batch {step} committed"));
                 off += size;
@@ -224,14 +237,24 @@ mod tests {
     #[test]
     fn appended_writes_keep_the_mirror_exact() {
         for seed in 1..4 {
-            mirror_follows_batches(false, seed);
+            mirror_follows_batches(false, seed, false);
+        }
+    }
+
+    /// The same with large batches staged and committed on a pool: marks
+    /// and appends sorted by list, lists moved for all their appends at
+    /// once.
+    #[test]
+    fn appended_writes_keep_the_mirror_exact_after_pool_staging() {
+        for (seed, labelled) in [(1, false), (2, true)] {
+            mirror_follows_batches(labelled, seed, true);
         }
     }
 
     #[test]
     fn appended_writes_keep_edge_labelled_mirrors_exact() {
         for seed in 1..3 {
-            mirror_follows_batches(true, seed);
+            mirror_follows_batches(true, seed, false);
         }
     }
 
