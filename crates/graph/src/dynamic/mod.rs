@@ -342,16 +342,22 @@ impl DynamicGraph {
 
     /// Label of edge `(u, v)` in the committed graph (or G_k while pending).
     pub fn edge_label(&self, u: VertexId, v: VertexId) -> Option<Label> {
+        let (a, b) = self.edge_lookup(u, v)?;
+        self.nbrs(a, Version::Old).find(b)
+    }
+
+    /// Where edge `(u, v)` is looked up: `(a, b)`, `b` searched for in
+    /// `a`'s list, the shorter of the two (both hold the edge, with the
+    /// same label); None when an endpoint does not exist.
+    fn edge_lookup(&self, u: VertexId, v: VertexId) -> Option<(VertexId, VertexId)> {
         if !self.exists(u) || !self.exists(v) {
             return None;
         }
-        // search the shorter list (both hold the edge, with the same label)
-        let (a, b) = if self.len[u as usize] <= self.len[v as usize] {
+        Some(if self.len[u as usize] <= self.len[v as usize] {
             (u, v)
         } else {
             (v, u)
-        };
-        self.nbrs(a, Version::Old).find(b)
+        })
     }
 
     /// Validates `updates` in order against the current graph, then stages
@@ -701,12 +707,7 @@ impl DynamicGraph {
         let mut looked: Vec<(usize, usize, usize, VertexId)> = Vec::with_capacity(updates.len());
         for (i, lu) in updates.iter().enumerate() {
             if let Update::AddEdge(e) | Update::RemoveEdge(e) = lu.update {
-                if e.u != e.v && self.exists(e.u) && self.exists(e.v) {
-                    let (a, b) = if self.len[e.u as usize] <= self.len[e.v as usize] {
-                        (e.u, e.v)
-                    } else {
-                        (e.v, e.u)
-                    };
+                if let Some((a, b)) = (e.u != e.v).then(|| self.edge_lookup(e.u, e.v)).flatten() {
                     let (s, base, _) = self.slot(a);
                     looked.push((i, s, base, b));
                 }
@@ -783,6 +784,12 @@ impl DynamicGraph {
         let (ids, labels) = self.arena_mut();
         let labels = if labels.is_empty() { labels } else { &mut labels[a..b] };
         (&mut ids[a..b], labels)
+    }
+
+    /// `v`'s live list in the arena: ids and edge labels (empty without).
+    fn list_mut(&mut self, v: VertexId) -> (&mut [VertexId], &mut [Label]) {
+        let s = self.off[v as usize] as usize;
+        self.window_mut(s, s + self.len[v as usize] as usize)
     }
 
     /// Arena windows `[off, off + len)` of `vs`' lists, sorted by offset,
@@ -986,8 +993,7 @@ impl DynamicGraph {
                 .old
                 .iter()
                 .map(|(&v, &part)| {
-                    let s = self.off[v as usize] as usize;
-                    let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
+                    let (ids, labels) = self.list_mut(v);
                     let n = reorganise(ids, labels, part.len as usize, p.marks_of(part), None);
                     (v, part.len as usize, n)
                 })
@@ -1021,8 +1027,7 @@ impl DynamicGraph {
             vs.iter()
                 .enumerate()
                 .map(|(i, &v)| {
-                    let s = self.off[v as usize] as usize;
-                    let (ids, labels) = self.window_mut(s, s + self.len[v as usize] as usize);
+                    let (ids, labels) = self.list_mut(v);
                     one(i, ids, labels)
                 })
                 .collect()

@@ -37,6 +37,13 @@ struct Group {
     appends: (usize, usize),
 }
 
+impl Group {
+    /// Entries the batch appends to the list.
+    fn appended(&self) -> usize {
+        self.appends.1 - self.appends.0
+    }
+}
+
 impl DynamicGraph {
     /// Marks `delta`'s deletions and appends its insertions (each list's
     /// appended part sorted), on the rayon pool: the same graph and
@@ -96,8 +103,8 @@ impl DynamicGraph {
         let short: Vec<(VertexId, u32)> = groups
             .par_iter()
             .zip(&parts)
-            .filter(|(g, part)| part.len as usize + (g.appends.1 - g.appends.0) > self.cap[g.v as usize] as usize)
-            .map(|(g, _)| (g.v, (g.appends.1 - g.appends.0) as u32))
+            .filter(|(g, part)| part.len as usize + g.appended() > self.cap[g.v as usize] as usize)
+            .map(|(g, _)| (g.v, g.appended() as u32))
             .collect();
         for (v, n) in short {
             self.reserve_room(v, n as usize);
@@ -105,10 +112,10 @@ impl DynamicGraph {
         let mut spans: Vec<(usize, usize, usize)> = groups
             .iter()
             .zip(&parts)
-            .filter(|(g, _)| g.appends.1 > g.appends.0)
+            .filter(|(g, _)| g.appended() > 0)
             .map(|(g, part)| {
                 let s = self.off[g.v as usize] as usize + part.len as usize;
-                (s, s + g.appends.1 - g.appends.0, g.appends.0)
+                (s, s + g.appended(), g.appends.0)
             })
             .collect();
         spans.par_sort_unstable();
@@ -127,7 +134,7 @@ impl DynamicGraph {
         let mut old: OldParts = OldParts::with_capacity_and_hasher(groups.len(), FixedState::default());
         let mut touched = Vec::with_capacity(groups.len());
         for (g, part) in groups.iter().zip(parts) {
-            self.len[g.v as usize] += (g.appends.1 - g.appends.0) as u32;
+            self.len[g.v as usize] += g.appended() as u32;
             self.set_touched(g.v, true);
             old.insert(g.v, part);
             touched.push(g.v);
