@@ -741,6 +741,12 @@ impl DeviceMatcher {
         Ok(self.deferred_addr[i])
     }
 
+    /// Device address of the task counter (`Params::counter`), an output
+    /// word.
+    fn counter_addr(&self) -> u64 {
+        self.out_addr + 8 * OUT_COUNTER as u64
+    }
+
     /// Zeroes output words `words` (queued on the stream).
     fn reset_out(&self, words: std::ops::Range<usize>) -> GpuResult<()> {
         self.gpu
@@ -810,7 +816,7 @@ impl DeviceMatcher {
     pub fn wake(&mut self) -> GpuResult<f64> {
         let t0 = Instant::now();
         let params = MatchParams {
-            counter: self.out_addr + 8 * OUT_COUNTER as u64,
+            counter: self.counter_addr(),
             out: self.out_addr,
             ..MatchParams::default()
         };
@@ -892,7 +898,7 @@ impl DeviceMatcher {
             chunk: u64::from(self.config.chunk),
             stage,
             stage_words: u64::from(self.config.stage_words),
-            counter: self.out_addr + 8 * OUT_COUNTER as u64,
+            counter: self.counter_addr(),
             out: self.out_addr,
             time_limit_ns: self.config.time_limit.map_or(0, |d| d.as_nanos().max(1) as u64),
             window_min: u64::from(self.config.window_min),
@@ -1003,6 +1009,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<MatchParams>(), 8 * kernel_fields.len());
         assert_eq!(define(src, "OUT_WORDS"), OUT_WORDS as u64);
         assert_eq!(define(src, "OUT_DEFERRED"), OUT_DEFERRED as u64);
+        assert_eq!(define(src, "OUT_COUNTER"), OUT_COUNTER as u64);
         assert_eq!(define(src, "TASK_WORDS"), crate::plan::TASK_WORDS as u64);
         assert_eq!(define(src, "PLAN_HEADER"), crate::plan::PLAN_HEADER as u64);
         assert_eq!(define(src, "L_READS"), crate::plan::L_READS as u64);
