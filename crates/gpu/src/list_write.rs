@@ -89,7 +89,7 @@ pub(crate) fn write_appended(
 }
 
 /// Copies `src` into `dst`, or zeros when `src` is empty (an unlabelled view).
-fn copy_labels(dst: &mut [u32], src: &[Label]) {
+pub(crate) fn copy_labels(dst: &mut [u32], src: &[Label]) {
     if src.len() == dst.len() {
         dst.copy_from_slice(src);
     } else {

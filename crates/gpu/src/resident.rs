@@ -57,6 +57,7 @@ use std::time::Instant;
 use crate::cache::KernelCache;
 use crate::device::{Gpu, PinnedBuffer};
 use crate::error::{GpuError, GpuResult};
+use crate::list_write::copy_labels;
 use crate::plan::{BySizeClass, UnitTime, NONE};
 
 fn raw_len(n: &Nbrs<'_>) -> usize {
@@ -221,7 +222,7 @@ impl Patch {
             if delta_only {
                 ids.copy_from_slice(nb.delta);
                 if let Some(l) = labs {
-                    copy_labels(nb.delta_labels, l);
+                    copy_labels(l, nb.delta_labels);
                 }
                 return;
             }
@@ -229,8 +230,8 @@ impl Patch {
             ids[..b].copy_from_slice(nb.base);
             ids[b..].copy_from_slice(nb.delta);
             if let Some(l) = labs {
-                copy_labels(nb.base_labels, &mut l[..b]);
-                copy_labels(nb.delta_labels, &mut l[b..]);
+                copy_labels(&mut l[..b], nb.base_labels);
+                copy_labels(&mut l[b..], nb.delta_labels);
             }
         };
         // Small patches (appended parts) are written serially: waking the
@@ -261,14 +262,6 @@ impl Patch {
             put(&k);
             put(&x);
         }
-    }
-}
-
-fn copy_labels(src: &[u32], dst: &mut [u32]) {
-    if src.len() == dst.len() {
-        dst.copy_from_slice(src);
-    } else {
-        dst.fill(0);
     }
 }
 
