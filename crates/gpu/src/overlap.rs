@@ -17,8 +17,9 @@
 //! from [`OVERLAP_FROM`] updates (the global pool took about 0.1 ms to
 //! wake on that host: match v18, run 3).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Batches of at least this many updates run their resident refresh or
 /// mask beside their seeds and split; smaller ones run them in turn. On
@@ -50,6 +51,8 @@ where
     // One helper thread kept for the process (rayon's, parked between
     // batches): a scoped thread per batch paid its start and its end, and
     // lost at 1,024 updates (match v20, run 5).
+    // (a helper kept awake by `wake_helper` takes this job at once)
+    HANDED.store(true, Ordering::Release);
     let mut out = None;
     let (a, main_seconds, waiting) = helper().in_place_scope(|s| {
         s.spawn(|_| {
@@ -73,6 +76,31 @@ where
         },
     )
 }
+
+/// Set by [`beside`] when it hands the helper a job: ends [`wake_helper`]'s
+/// spin.
+static HANDED: AtomicBool = AtomicBool::new(false);
+
+/// Keeps the helper thread of [`beside`] awake (spinning) until the next
+/// [`beside`] hands it a job, or for at most `at_most`. A parked helper
+/// took up to 0.2-0.4 ms to wake on the H200's host (thirty-eighth
+/// session), several times a 64-update batch's resident refresh: a caller
+/// that knows a [`beside`] is coming (a batch about to be staged) wakes
+/// it first. Costs one core for that time.
+pub fn wake_helper(at_most: Duration) {
+    HANDED.store(false, Ordering::Release);
+    helper().spawn(move || {
+        let t = Instant::now();
+        while !HANDED.load(Ordering::Acquire) && t.elapsed() < at_most {
+            std::hint::spin_loop();
+        }
+    });
+}
+
+/// How long [`wake_helper`]'s callers keep the helper awake at most: about
+/// a 1,024-update batch's staging on the H200's host; larger batches' syncs
+/// hide the wake.
+pub const WAKE_AT_MOST: Duration = Duration::from_millis(1);
 
 /// The helper thread of [`beside`]: a rayon pool of one thread, apart from
 /// the global pool (whose 16 workers took about 0.1 ms to wake on the
@@ -125,6 +153,17 @@ mod tests {
         );
         assert_eq!(got, Ok(42));
         assert!(o.main_seconds >= 0.0 && o.side_seconds >= 0.0, "{o:?}");
+    }
+
+    #[test]
+    fn a_woken_helper_still_runs_the_next_side_job() {
+        // woken for longer than the test should take: the side job ends
+        // the spin
+        wake_helper(Duration::from_secs(30));
+        let t = Instant::now();
+        let (_, b, _) = beside(|| (), || 5);
+        assert_eq!(b, 5);
+        assert!(t.elapsed() < Duration::from_secs(20), "the spin was not ended");
     }
 
     #[test]
