@@ -564,11 +564,18 @@ pub struct GpuArgs {
     /// each batch ran.
     #[arg(long, value_name = "MS")]
     pub gpu_light_on_cpu: Option<f64>,
-    /// For `--variant gcsm-persist`: batches of at least N updates run the
-    /// resident cache's refresh (or mask) on a second thread beside their
-    /// seeds and task split (default 2048; `never`: always in turn).
+    /// For `--variant gcsm-persist` with `--gpu-refresh-in-turn`: batches
+    /// of at least N updates run the resident cache's refresh (or mask) on
+    /// a second thread beside their seeds and task split (default 2048;
+    /// `never`: always in turn).
     #[arg(long, value_name = "N")]
     pub gpu_overlap_from: Option<String>,
+    /// For `--variant gcsm-persist`: run the resident cache's refresh (or
+    /// mask) in turn before the host mirror's sync (or beside the seeds
+    /// and split, see `--gpu-overlap-from`) instead of beside the sync on a
+    /// second thread (the default).
+    #[arg(long)]
+    pub gpu_refresh_in_turn: bool,
     /// For `--variant gcsm-persist`: the share of the cache budget given to
     /// the resident lists' slots (0 to 1; default 0.97), the rest being
     /// room for lists that outgrow their slot.
@@ -675,7 +682,8 @@ impl GpuArgs {
         let e = csm_gpu::GpuEngine::with_config(variant, budget, order_strategy(order)?, config)?
             .with_light_on_cpu(light)
             .with_resident_layout(fill, slack)
-            .with_overlap_from(overlap_from);
+            .with_overlap_from(overlap_from)
+            .with_refresh_beside_sync(!self.gpu_refresh_in_turn);
         Ok(if whole_graph { e.without_edge_filter() } else { e })
     }
 }

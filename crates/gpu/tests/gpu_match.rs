@@ -381,20 +381,25 @@ fn resident_cache_matches_cpu_over_many_batches() {
         // v20: the default and the alternating refresh/mask again with every
         // batch's refresh or mask on a second thread beside its seeds and
         // split (`overlap_from` 0; the batches here are below the default's
-        // 2,048 updates).
+        // 2,048 updates). Thirty-eighth session: the refresh or mask beside
+        // the host mirror's sync (the last field; the default), for the
+        // default and the alternating refresh/mask; the other rows run it
+        // in turn or beside the seeds, as before.
         let serial = csm_gpu::resident::SERIAL_BELOW;
         let never = usize::MAX;
         let frac = csm_gpu::resident::ResidentUse::FRAC;
         let refresh = [
-            (serial, false, true, frac, true, never),
-            (0, false, true, -1.0, true, never),
-            (serial, false, false, -1.0, true, never),
-            (serial, false, true, -1.0, false, never),
-            (usize::MAX, true, false, 0.0, true, never),
-            (serial, false, true, frac, true, 0),
-            (serial, false, true, -1.0, true, 0),
+            (serial, false, true, frac, true, never, true),
+            (0, false, true, -1.0, true, never, true),
+            (serial, false, true, frac, true, never, false),
+            (0, false, true, -1.0, true, never, false),
+            (serial, false, false, -1.0, true, never, false),
+            (serial, false, true, -1.0, false, never, false),
+            (usize::MAX, true, false, 0.0, true, never, false),
+            (serial, false, true, frac, true, 0, false),
+            (serial, false, true, -1.0, true, 0, false),
         ];
-        for (budget, (serial_below, tracked, at_commit, use_frac, bypass, overlap_from)) in
+        for (budget, (serial_below, tracked, at_commit, use_frac, bypass, overlap_from, by_sync)) in
             [Budget::Fraction(0.05), Budget::Fraction(0.3), Budget::Fraction(3.0)]
                 .into_iter()
                 .flat_map(|b| refresh.map(|r| (b, r)))
@@ -413,10 +418,11 @@ fn resident_cache_matches_cpu_over_many_batches() {
                 .with_resident_commit(at_commit)
                 .with_resident_use(use_frac)
                 .with_resident_bypass(bypass)
-                .with_overlap_from(overlap_from);
+                .with_overlap_from(overlap_from)
+                .with_refresh_beside_sync(by_sync);
             let what = format!(
                 "persist {budget:?}, serial below {serial_below}, tracked {tracked}, commit on device {at_commit}, \
-                 use {use_frac}, bypass {bypass}, overlap from {overlap_from}"
+                 use {use_frac}, bypass {bypass}, overlap from {overlap_from}, beside the sync {by_sync}"
             );
             let r = check_engine(&mut e, &g0, &q, &batches, &want, &what);
             // threaded batches say what their second thread did
@@ -424,7 +430,13 @@ fn resident_cache_matches_cpu_over_many_batches() {
                 .iter()
                 .filter(|x| x.extra.contains_key("overlap_wait_seconds"))
                 .count();
-            assert_eq!(threaded > 0, overlap_from == 0, "{what}");
+            assert_eq!(threaded > 0, overlap_from == 0 && !by_sync, "{what}");
+            // and so do the batches whose refresh or mask ran beside the sync
+            let sided = r
+                .iter()
+                .filter(|x| x.extra.contains_key("beside_sync_wait_seconds"))
+                .count();
+            assert_eq!(sided > 0, by_sync, "{what}");
             assert!(r[0].extra.contains_key("resident_fill_seconds"));
             let cached: u64 = r.iter().map(|x| x.extra["cache_vertices"].as_u64().unwrap()).sum();
             assert!(cached > 0, "nothing cached: {:?}", r[0].extra);
