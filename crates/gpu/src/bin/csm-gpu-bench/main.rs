@@ -110,6 +110,19 @@
 //! match v12's sequential searches);
 //! `gcsm-persist-overN` overlaps them from N updates.
 //!
+//! Thirty-eighth session: the `gcsm-persist` cache refreshes beside the
+//! host mirrors' sync, on the helper thread, as `GpuEngine` does by default
+//! (`with_refresh_beside_sync`; the helper is woken before the staging,
+//! `csm_gpu::overlap::wake_helper`): the batch's refresh is made there,
+//! once, and each `gcsm-persist` row matches over the cache and is charged
+//! the wait after the sync, the refresh's device time beyond the slack it
+//! left before the sync's end, and a renewal when one was due. The log's
+//! "refresh beside the sync" lines give the refresh's host time, the
+//! sync's and the wait. The variants that share that cache keep their own
+//! charging rules (above), now over a refresh made beside the sync.
+//! `gcsm-persist-v21` (its own cache) is the protocol before: the refresh
+//! right after staging, charged to the rows as above.
+//!
 //! Match v10: such a row no longer runs on ZP's path but over the cache
 //! with the batch's changed lists hidden from the kernel
 //! ([`ResidentCache::mask`]; they are read zero-copy), charged the mask
@@ -1405,6 +1418,7 @@ impl Run<'_> {
                 "gcsm-persist-v8",
                 "gcsm-persist-par",
                 "gcsm-persist-hot",
+                "gcsm-persist-v21",
             ]
             .into_iter()
             .chain(filled.iter().copied())
@@ -1600,6 +1614,14 @@ impl Run<'_> {
                     batch
                 };
                 let tu = Instant::now();
+                // the `gcsm-persist` cache refreshes beside the sync: wake the
+                // helper thread now, as GpuEngine does
+                if gpu_side
+                    .as_ref()
+                    .is_some_and(|s| s.resident.iter().any(|(n, _)| by_sync(n)))
+                {
+                    csm_gpu::overlap::wake_helper(csm_gpu::overlap::WAKE_AT_MOST);
+                }
                 graph
                     .stage(updates, "stream", Strictness::Strict)
                     .map_err(|e| e.to_string())?;
@@ -1610,33 +1632,117 @@ impl Run<'_> {
                 // sync (`--refresh-late`, match v7). With several resident
                 // caches, the one refreshed first finds the lists colder: the
                 // order rotates per batch.
-                let mut persist: Vec<csm_gpu::resident::ResidentLoad> = Vec::new();
-                // per resident cache: its refresh's device time, once known
-                let mut refresh_dev: Vec<Option<f64>> = Vec::new();
-                let mut pre_layout: Vec<Option<ResidentLayout>> = Vec::new();
                 let mut stage_s = 0.0;
                 // the host mirrors' syncs after staging and after the commit
                 let mut sync_s = [0.0f64; 2];
                 let mut sync_steps = [csm_gpu::host_graph::SyncTiming::default(); 2];
+                let nres = gpu_side.as_ref().map_or(0, |s| s.resident.len());
+                // per resident cache: whether engines other than its own
+                // share it
+                let shared: Vec<bool> = gpu_side.as_ref().map_or_else(Vec::new, |s| {
+                    (0..nres)
+                        .map(|ri| {
+                            engines
+                                .iter()
+                                .any(|e| *e != s.resident[ri].0 && resident_of(&s.resident, e) == Some(ri))
+                        })
+                        .collect()
+                });
+                let mut persist = vec![csm_gpu::resident::ResidentLoad::default(); nres];
+                // per resident cache: its refresh's device time, once known
+                let mut refresh_dev: Vec<Option<f64>> = vec![None; nres];
+                // Match v20: the layouts before the refresh, for the rows
+                // that time its bookkeeping beside their seeds and split
+                // (from OVERLAP_FROM updates).
+                let mut pre_layout: Vec<Option<ResidentLayout>> = vec![None; nres];
+                // Thirty-eighth session: the `gcsm-persist` cache refreshes
+                // beside the mirrors' sync, as GpuEngine does by default; its
+                // rows pay (wait after the sync, slack before its end,
+                // renewal).
+                let mut beside_sync: Vec<Option<(f64, f64, f64)>> = vec![None; nres];
                 for phase in 0..3 {
                     if phase == 1 {
+                        let mut waited = 0.0;
                         if let Some(s) = gpu_side.as_mut() {
                             let ts = Instant::now();
                             let marks = graph.is_pending().then(|| graph.pending_marks());
-                            let mut mirrors = vec![&mut s.pinned];
-                            mirrors.extend(s.managed.as_mut());
-                            for h in mirrors {
-                                if a.sync_whole {
-                                    h.sync(&graph, &changed)
-                                } else {
-                                    h.sync_staged(&graph, &changed, marks)
+                            let GpuSide {
+                                gpu,
+                                pinned,
+                                managed,
+                                resident,
+                                ..
+                            } = s;
+                            let (g, changed) = (&graph, &changed);
+                            let mut sync_all = || -> Result<(), String> {
+                                let mut mirrors = vec![&mut *pinned];
+                                mirrors.extend(managed.as_mut());
+                                for h in mirrors {
+                                    if a.sync_whole {
+                                        h.sync(g, changed)
+                                    } else {
+                                        h.sync_staged(g, changed, marks)
+                                    }
+                                    .map_err(|e| e.to_string())?;
                                 }
-                                .map_err(|e| e.to_string())?;
+                                Ok(())
+                            };
+                            let sided: Vec<usize> = (0..nres).filter(|&i| by_sync(&resident[i].0)).collect();
+                            if sided.is_empty() {
+                                sync_all()?;
+                                sync_s[0] = ts.elapsed().as_secs_f64();
+                            } else {
+                                // the layout before, for the variants that
+                                // share the cache and re-time its refresh
+                                for &ri in &sided {
+                                    if shared[ri] {
+                                        pre_layout[ri] = Some(resident[ri].1.layout().clone());
+                                    }
+                                }
+                                let gpu = gpu.clone();
+                                let res = &mut *resident;
+                                let side = || {
+                                    sided
+                                        .iter()
+                                        .map(|&ri| (ri, res[ri].1.refresh(&gpu, g, changed, marks)))
+                                        .collect::<Vec<_>>()
+                                };
+                                let (synced, loads, ov) = beside(sync_all, side);
+                                synced?;
+                                for (ri, load) in loads {
+                                    let mut load = load.map_err(|e| e.to_string())?;
+                                    let renew = renew_due.get_mut(ri).map_or(0.0, std::mem::take);
+                                    load.seconds += renew;
+                                    let slack = (ov.main_seconds - ov.side_seconds).max(0.0);
+                                    beside_sync[ri] = Some((ov.wait_seconds, slack, renew));
+                                    log(
+                                        t0,
+                                        format!(
+                                            "{} refresh beside the sync: {} lists, {}, {:.2} ms host (bookkeeping \
+                                             {:.2}, pack {:.2}, enqueue {:.2} ms), sync {:.2} ms, waited {:.3} ms",
+                                            resident[ri].0,
+                                            load.lists,
+                                            fmt_bytes(load.bytes as f64),
+                                            load.seconds * 1e3,
+                                            load.bookkeeping_seconds * 1e3,
+                                            load.pack_seconds * 1e3,
+                                            load.enqueue_seconds * 1e3,
+                                            ov.main_seconds * 1e3,
+                                            ov.wait_seconds * 1e3
+                                        ),
+                                    );
+                                    persist[ri] = load;
+                                }
+                                sync_s[0] = ov.main_seconds;
+                                waited = ov.wait_seconds;
                             }
-                            sync_s[0] = ts.elapsed().as_secs_f64();
-                            sync_steps[0] = s.pinned.timing;
+                            sync_steps[0] = pinned.timing;
                         }
-                        stage_s = tu.elapsed().as_secs_f64() - persist.iter().map(|l| l.seconds).sum::<f64>();
+                        let in_turn: f64 = (0..nres)
+                            .filter(|&i| beside_sync[i].is_none())
+                            .map(|i| persist[i].seconds)
+                            .sum();
+                        stage_s = tu.elapsed().as_secs_f64() - in_turn - waited;
                         continue;
                     }
                     if (phase == 2) != a.refresh_late {
@@ -1644,16 +1750,12 @@ impl Run<'_> {
                     }
                     if let Some(s) = gpu_side.as_mut() {
                         let gpu = s.gpu.clone();
-                        let nres = s.resident.len();
-                        persist = vec![Default::default(); nres];
-                        refresh_dev = vec![None; nres];
-                        // Match v20: the layouts before the refresh, for the
-                        // rows that time its bookkeeping beside their seeds
-                        // and split (from OVERLAP_FROM updates).
-                        pre_layout = vec![None; nres];
                         for k in 0..nres {
                             let ri = (k + b) % nres;
                             let (name, c) = &mut s.resident[ri];
+                            if by_sync(name) {
+                                continue;
+                            }
                             pre_layout[ri] = Some(c.layout().clone());
                             let marks = graph.is_pending().then(|| graph.pending_marks());
                             let mut load = c.refresh(&gpu, &graph, &changed, marks).map_err(|e| e.to_string())?;
@@ -1804,18 +1906,33 @@ impl Run<'_> {
                             } = s;
                             // the (engine, query)'s small-batch expansion policy
                             let pol = uses_split_policy(e).then(|| splits.entry((e.clone(), qi)).or_default());
-                            let res = if let Some(ri) = resident_of(resident, e) {
+                            // (only the cache's own engine: the variants
+                            // sharing it keep their rules)
+                            let sided = resident_of(resident, e)
+                                .filter(|&ri| resident[ri].0 == *e)
+                                .and_then(|ri| beside_sync[ri].map(|b| (ri, b)));
+                            let res = if let Some((ri, (wait, slack, renew))) = sided {
+                                // Refreshed beside the mirrors' sync (above):
+                                // the row matches over the cache and pays the
+                                // wait after the sync, the refresh's device
+                                // time beyond the slack it left before the
+                                // sync's end, and a renewal.
+                                let dev = device_seconds_once(&mut refresh_dev[ri], &resident[ri].1)?;
+                                let c = &resident[ri].1;
+                                let bytes = persist[ri].bytes;
+                                with_settings(matcher, e, a, |m| {
+                                    run_cached(m, Some(c as &dyn KernelCache), &graph, pinned, qp, pol)
+                                })
+                                .map(|mut r| {
+                                    let dc = wait + (dev - slack).max(0.0) + renew;
+                                    r.charge_cache_load(dc, bytes, c.layout().live());
+                                    r
+                                })
+                            } else if let Some(ri) = resident_of(resident, e) {
                                 let load = persist[ri];
                                 // the refresh's device time, taken before any
                                 // row's mask queues more work on the cache
-                                let refresh_dev = match refresh_dev[ri] {
-                                    Some(d) => d,
-                                    None => {
-                                        let d = resident[ri].1.device_seconds().map_err(|e| e.to_string())?;
-                                        refresh_dev[ri] = Some(d);
-                                        d
-                                    }
-                                };
+                                let refresh_dev = device_seconds_once(&mut refresh_dev[ri], &resident[ri].1)?;
                                 // Match v9: a batch predicted light runs on ZP's
                                 // path (cache_vertices 0 in its row) and is
                                 // charged no refresh (GpuEngine queues it after
@@ -2185,6 +2302,25 @@ fn with_last_share(qp: &QueryPlans, shares: &LabelShares) -> QueryPlans {
 /// `-whole`, `-v7`, `-v8`, `-par`), else, for another `gcsm-persist-*`
 /// name (a settings variant such as `gcsm-persist-noexp`), the default
 /// `gcsm-persist` cache, whose refresh it shares.
+/// The device time of a resident cache's last refresh, read once per batch
+/// (before any row queues more work on the cache) and kept in `slot`.
+fn device_seconds_once(slot: &mut Option<f64>, c: &ResidentCache) -> Result<f64, String> {
+    if let Some(d) = *slot {
+        return Ok(d);
+    }
+    let d = c.device_seconds().map_err(|e| e.to_string())?;
+    *slot = Some(d);
+    Ok(d)
+}
+
+/// Whether the bench refreshes the resident cache of engine `name` beside
+/// the host mirrors' sync (GpuEngine's default since the thirty-eighth
+/// session): `gcsm-persist`'s; the other caches keep the refresh right
+/// after staging.
+fn by_sync(name: &str) -> bool {
+    name == "gcsm-persist"
+}
+
 fn resident_of(resident: &[(String, ResidentCache)], e: &str) -> Option<usize> {
     resident.iter().position(|(n, _)| n == e).or_else(|| {
         e.starts_with("gcsm-persist-")
