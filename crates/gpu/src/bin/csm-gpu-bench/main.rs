@@ -396,6 +396,13 @@ struct Args {
     /// caches; match v20).
     #[arg(long)]
     warm_up: bool,
+    /// Rotate the order of a row's GPU engines from batch to batch (batch
+    /// b starts with the (b mod n)-th of the n): each engine runs first in
+    /// some of a row's batches, so the medians mix both places (the first
+    /// GPU engine of a row still ran 3-5% slower after `--warm-up`:
+    /// thirty-eighth session).
+    #[arg(long)]
+    rotate: bool,
     /// Do not draw bench.svg (median time per batch size, a panel per query).
     #[arg(long)]
     no_plot: bool,
@@ -1160,7 +1167,7 @@ fn run(a: Args) -> Result<(), String> {
         "engines": engines, "budget_fraction": a.budget_frac, "threads": a.threads,
         "generate_seconds": gen_s, "stream_seconds": stream_s,
         "walk_cap": a.walk_cap, "walk_total": a.walk_total, "fe_frac": a.fe_frac, "stage_words": a.stage_words, "window_min": a.window_min, "window_max": a.window_max, "defer_min": a.defer_min, "defer_wanted": a.defer_wanted, "skip_ms": a.skip_ms, "rmat": [a.rmat.0, a.rmat.1, a.rmat.2], "insert_prob": a.insert_prob,
-        "split": a.split, "warm_up": a.warm_up,
+        "split": a.split, "warm_up": a.warm_up, "rotate": a.rotate,
         "zero_copy_gbps": {"sequential": ZC_SEQ_GBPS, "random_128B": ZC_RAND_GBPS},
     });
     let queries: Vec<(String, QueryGraph)> = a
@@ -1879,10 +1886,15 @@ impl Run<'_> {
                         let _ = write!(line, " | warm-up {} ms", fmt_ms(t.elapsed().as_secs_f64()));
                     }
                     if let Some(s) = gpu_side.as_mut() {
-                        for e in engines
+                        let mut on_gpu: Vec<&String> = engines
                             .iter()
                             .filter(|e| !["cpu16", "cpu-engine"].contains(&e.as_str()))
-                        {
+                            .collect();
+                        if a.rotate && !on_gpu.is_empty() {
+                            let k = b % on_gpu.len();
+                            on_gpu.rotate_left(k);
+                        }
+                        for e in on_gpu {
                             if heavy.contains(&(qname.clone(), e.clone())) {
                                 continue;
                             }
