@@ -8,7 +8,7 @@
 //! | [`Variant::Vsgm`] | pinned host memory | every list within k hops of the batch (must fit) |
 //! | [`Variant::Naive`] | pinned host memory | highest-degree lists within the budget |
 //! | [`Variant::Gcsm`] | pinned host memory | highest estimated access frequency within the budget |
-//! | [`Variant::GcsmPersist`] | pinned host memory | resident (match v7): the longest lists, filled once; a batch patches only the cached lists it changed, the commit's merge is queued after the commit (match v9), and a batch whose refresh would outweigh its kernel runs on ZP's path (match v9) |
+//! | [`Variant::GcsmPersist`] | pinned host memory | resident (match v7): the longest lists, filled once; a batch patches only the cached lists it changed, the commit's merge is queued after the commit (match v9), and a batch whose refresh would outweigh its kernel runs on ZP's path (match v9); the refresh runs beside the host mirror's sync (thirty-eighth session) |
 //!
 //! Per batch ([`ContinuousMatcher::process`]): stage the batch on the host
 //! graph (and mirror the touched lists, Sec. V-A steps 1-3), estimate the
@@ -872,10 +872,17 @@ impl GpuEngine {
             st.plans.set_label_shares(&st.shares);
             st.cpu_symmetry = None;
         }
+        let persist = variant == Variant::GcsmPersist;
+        let updates = batch.updates.len();
+        // Opt-in: a light batch is counted on the CPU (crate::route); the
+        // resident cache then refreshes after it, as after a kernel that
+        // did not use it.
+        let route = light.as_ref().map_or(Route::Gpu, |l| l.choose(updates));
+        let on_cpu = route == Route::Cpu;
         let t0 = Instant::now();
         // a refresh beside the sync follows the staging: the helper thread
         // is woken now, so that a small batch does not wait for it
-        if variant == Variant::GcsmPersist && beside_sync_on && resident.is_some() && hot.is_none() {
+        if persist && !on_cpu && beside_sync_on && resident.is_some() && hot.is_none() {
             crate::overlap::wake_helper(crate::overlap::WAKE_AT_MOST);
         }
         let skipped = st.graph.stage(batch.updates, batch.source, batch.strictness)?.skipped;
@@ -888,13 +895,6 @@ impl GpuEngine {
         let t = Instant::now();
         // Match v9: a batch predicted light runs on ZP's path and its
         // refresh waits until after the kernel (ResidentUse).
-        let persist = variant == Variant::GcsmPersist;
-        let updates = batch.updates.len();
-        // Opt-in: a light batch is counted on the CPU (crate::route); the
-        // resident cache then refreshes after it, as after a kernel that
-        // did not use it.
-        let route = light.as_ref().map_or(Route::Gpu, |l| l.choose(updates));
-        let on_cpu = route == Route::Cpu;
         let use_resident = persist && !on_cpu && resident_use.use_cache(updates);
         // Thirty-eighth session: the refresh (or the mask) runs on a second
         // thread beside the host mirror's sync, which it does not depend on
