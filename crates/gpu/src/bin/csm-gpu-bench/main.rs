@@ -1597,6 +1597,17 @@ impl Run<'_> {
             s.matcher
                 .set_time_limit(Some(std::time::Duration::from_secs_f64(limit_s)));
         }
+        let nres = gpu_side.as_ref().map_or(0, |s| s.resident.len());
+        // per resident cache: whether engines other than its own share it
+        let shared: Vec<bool> = gpu_side.as_ref().map_or_else(Vec::new, |s| {
+            (0..nres)
+                .map(|ri| {
+                    engines
+                        .iter()
+                        .any(|e| *e != s.resident[ri].0 && resident_of(&s.resident, e) == Some(ri))
+                })
+                .collect()
+        });
         let mut offset = 0usize;
         let mut stopped = None;
         // per resident cache: seconds of a renewal its next refresh pays
@@ -1643,18 +1654,6 @@ impl Run<'_> {
                 // the host mirrors' syncs after staging and after the commit
                 let mut sync_s = [0.0f64; 2];
                 let mut sync_steps = [csm_gpu::host_graph::SyncTiming::default(); 2];
-                let nres = gpu_side.as_ref().map_or(0, |s| s.resident.len());
-                // per resident cache: whether engines other than its own
-                // share it
-                let shared: Vec<bool> = gpu_side.as_ref().map_or_else(Vec::new, |s| {
-                    (0..nres)
-                        .map(|ri| {
-                            engines
-                                .iter()
-                                .any(|e| *e != s.resident[ri].0 && resident_of(&s.resident, e) == Some(ri))
-                        })
-                        .collect()
-                });
                 let mut persist = vec![csm_gpu::resident::ResidentLoad::default(); nres];
                 // per resident cache: its refresh's device time, once known
                 let mut refresh_dev: Vec<Option<f64>> = vec![None; nres];
