@@ -423,15 +423,6 @@ fn refresh_or_mask(
     }
 }
 
-/// What a batch is charged for a resident refresh or mask that ran beside
-/// its mirror's sync: `(wait, slack)`, the time it waited for the side job
-/// after the sync and the time the side job had finished before the sync
-/// did; the side job's device work (`dev`, queued as it finished) delays
-/// the kernel only by what outlasts that slack.
-fn charged_beside((wait, slack): (f64, f64), dev: f64) -> f64 {
-    wait + (dev - slack).max(0.0)
-}
-
 /// Vertices whose mirror a staged batch changes: touched lists plus added
 /// and removed vertices.
 pub fn changed_vertices(g: &DynamicGraph) -> Vec<VertexId> {
@@ -924,10 +915,10 @@ impl GpuEngine {
         // the cache (counts stay exact on ZP's path).
         let mut hidden: Option<(ResidentLoad, Vec<VertexId>)> = None;
         let mut overlap_sync: Option<Overlap> = None;
-        // What the refresh or mask beside the sync did, and what its batch
-        // is charged for it: the wait after the sync, plus its device time
-        // beyond the time it finished before the sync did.
-        let mut by_sync_done: Option<(GpuResult<SideLoad>, Overlap)> = None;
+        // The refresh or mask beside the sync: its batch is charged the
+        // wait after the sync, plus its device time beyond the time it
+        // finished before the sync did (`Overlap::charge_with_device`).
+        let mut refreshed = refreshed;
         let synced = if by_sync {
             let c = resident.as_mut().expect("a side refresh has a resident cache");
             let gpu = matcher.gpu().clone();
@@ -937,17 +928,6 @@ impl GpuEngine {
                 || host.sync_staged(graph, changed, marks),
                 || refresh_or_mask(c, &gpu, graph, changed, marks, use_resident),
             );
-            by_sync_done = Some((side, ov));
-            synced
-        } else {
-            st.host.sync_staged(&st.graph, &changed, marks)
-        };
-        let mut by_sync_wait = 0.0;
-        let mut by_sync_charge: Option<(f64, f64)> = None;
-        let mut refreshed = refreshed;
-        if let Some((side, ov)) = by_sync_done {
-            by_sync_wait = ov.wait_seconds;
-            by_sync_charge = Some((ov.wait_seconds, (ov.main_seconds - ov.side_seconds).max(0.0)));
             overlap_sync = Some(ov);
             match side {
                 Ok((load, None)) => refreshed = Some(Ok(load)),
@@ -960,7 +940,11 @@ impl GpuEngine {
                 // A failed mask drops the cache: ZP's path, counts exact.
                 Err(_) => *resident = None,
             }
-        }
+            synced
+        } else {
+            st.host.sync_staged(&st.graph, &changed, marks)
+        };
+        let by_sync_wait = overlap_sync.map_or(0.0, |ov| ov.wait_seconds);
         if let Err(e) = synced {
             st.graph.abort();
             let _ = st.host.sync(&st.graph, &changed);
@@ -1059,7 +1043,8 @@ impl GpuEngine {
                 (Some((load, h)), Some(c)) => {
                     run_cached(matcher, Some(c), &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
                         let dev = c.device_seconds()?;
-                        let dc = by_sync_charge.map_or_else(|| load.charged_seconds(dev), |b| charged_beside(b, dev));
+                        let dc =
+                            overlap_sync.map_or_else(|| load.charged_seconds(dev), |ov| ov.charge_with_device(dev));
                         r.charge_cache_load(dc, load.bytes, c.layout().live().saturating_sub(h.len()));
                         Ok(r)
                     })
@@ -1075,9 +1060,9 @@ impl GpuEngine {
                     // charged with its host time, the enqueue counted once.
                     run_cached(matcher, kc, &st.graph, &st.host, &st.plans, Some(&mut *split)).and_then(|mut r| {
                         let dev = resident.as_ref().map_or(Ok(0.0), |c| c.device_seconds())?;
-                        let dc = by_sync_charge.map_or_else(
+                        let dc = overlap_sync.map_or_else(
                             || host - load.enqueue_seconds + load.enqueue_seconds.max(dev),
-                            |b| charged_beside(b, dev),
+                            |ov| ov.charge_with_device(dev),
                         );
                         let live = resident.as_ref().map_or(0, |c| c.layout().live());
                         r.charge_cache_load(dc, load.bytes, live);
@@ -1310,21 +1295,5 @@ impl StaticMatcher for GpuEngine {
             .run(&host, None, &words, Seeds::AllVertices(g.num_vertices() as u64))
             .map_err(gpu_err)?;
         Ok(k.positive)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::charged_beside;
-
-    #[test]
-    fn a_refresh_beside_the_sync_is_charged_what_outlasts_it() {
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        // done 0.5 ms before the sync, its 0.02 ms of device work long over
-        assert!(close(charged_beside((0.0, 0.5e-3), 0.02e-3), 0.0));
-        // waited for 0.1 ms, then 0.03 ms of device work ahead of the kernel
-        assert!(close(charged_beside((0.1e-3, 0.0), 0.03e-3), 0.13e-3));
-        // done 0.01 ms before the sync: 0.02 of its 0.03 ms still to run
-        assert!(close(charged_beside((0.0, 0.01e-3), 0.03e-3), 0.02e-3));
     }
 }

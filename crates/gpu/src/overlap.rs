@@ -48,6 +48,18 @@ pub struct Overlap {
     pub wait_seconds: f64,
 }
 
+impl Overlap {
+    /// What the caller is charged for a side job that queued `dev` seconds
+    /// of device work as it finished (a resident refresh beside the host
+    /// mirror's sync): the wait after its own job, plus the device work
+    /// that outlasts the time the side job finished before the main one
+    /// did (the kernel queued after it waits only for that part).
+    pub fn charge_with_device(&self, dev: f64) -> f64 {
+        let slack = (self.main_seconds - self.side_seconds).max(0.0);
+        self.wait_seconds + (dev - slack).max(0.0)
+    }
+}
+
 /// Runs `side` on the helper thread while `main` runs on the calling
 /// thread, and returns both results. A panic in `side` is resumed on the
 /// calling thread.
@@ -160,6 +172,22 @@ mod tests {
         );
         assert_eq!(got, Ok(42));
         assert!(o.main_seconds >= 0.0 && o.side_seconds >= 0.0, "{o:?}");
+    }
+
+    #[test]
+    fn a_side_job_is_charged_what_outlasts_the_main_one() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let ov = |main_seconds, side_seconds, wait_seconds| Overlap {
+            main_seconds,
+            side_seconds,
+            wait_seconds,
+        };
+        // done 0.5 ms before the main job, its 0.02 ms of device work long over
+        assert!(close(ov(1e-3, 0.5e-3, 0.0).charge_with_device(0.02e-3), 0.0));
+        // waited for 0.1 ms, then 0.03 ms of device work ahead of the kernel
+        assert!(close(ov(1e-3, 1.1e-3, 0.1e-3).charge_with_device(0.03e-3), 0.13e-3));
+        // done 0.01 ms before the main job: 0.02 of its 0.03 ms still to run
+        assert!(close(ov(1e-3, 0.99e-3, 0.0).charge_with_device(0.03e-3), 0.02e-3));
     }
 
     #[test]

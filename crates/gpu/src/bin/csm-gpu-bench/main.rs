@@ -222,7 +222,7 @@ use csm_gpu::cache::{
     CacheSelector, DegreeSelector, DeviceCache, KHopSelector, KernelCache, SamplerSelector, WalkSelector,
 };
 use csm_gpu::engine::{changed_vertices, launch, prepare, run_cached, run_staged, StagedRun};
-use csm_gpu::overlap::{beside, OVERLAP_FROM};
+use csm_gpu::overlap::{beside, Overlap, OVERLAP_FROM};
 use csm_gpu::plan::{SplitPolicy, TaskOptions};
 use csm_gpu::resident::{ResidentCache, ResidentLayout, ResidentUse, Slack, UseSample};
 use csm_gpu::shared_ptr::SharedPtr;
@@ -1663,9 +1663,9 @@ impl Run<'_> {
                 let mut pre_layout: Vec<Option<ResidentLayout>> = vec![None; nres];
                 // Thirty-eighth session: the `gcsm-persist` cache refreshes
                 // beside the mirrors' sync, as GpuEngine does by default; its
-                // rows pay (wait after the sync, slack before its end,
-                // renewal).
-                let mut beside_sync: Vec<Option<(f64, f64, f64)>> = vec![None; nres];
+                // rows pay what GpuEngine's batches do
+                // (`Overlap::charge_with_device`) and a due renewal.
+                let mut beside_sync: Vec<Option<(Overlap, f64)>> = vec![None; nres];
                 for phase in 0..3 {
                     if phase == 1 {
                         let mut waited = 0.0;
@@ -1719,8 +1719,7 @@ impl Run<'_> {
                                     let mut load = load.map_err(|e| e.to_string())?;
                                     let renew = renew_due.get_mut(ri).map_or(0.0, std::mem::take);
                                     load.seconds += renew;
-                                    let slack = (ov.main_seconds - ov.side_seconds).max(0.0);
-                                    beside_sync[ri] = Some((ov.wait_seconds, slack, renew));
+                                    beside_sync[ri] = Some((ov, renew));
                                     log(
                                         t0,
                                         format!(
@@ -1922,7 +1921,7 @@ impl Run<'_> {
                             let sided = resident_of(resident, e)
                                 .filter(|&ri| resident[ri].0 == *e)
                                 .and_then(|ri| beside_sync[ri].map(|b| (ri, b)));
-                            let res = if let Some((ri, (wait, slack, renew))) = sided {
+                            let res = if let Some((ri, (ov, renew))) = sided {
                                 // Refreshed beside the mirrors' sync (above):
                                 // the row matches over the cache and pays the
                                 // wait after the sync, the refresh's device
@@ -1935,7 +1934,7 @@ impl Run<'_> {
                                     run_cached(m, Some(c as &dyn KernelCache), &graph, pinned, qp, pol)
                                 })
                                 .map(|mut r| {
-                                    let dc = wait + (dev - slack).max(0.0) + renew;
+                                    let dc = ov.charge_with_device(dev) + renew;
                                     r.charge_cache_load(dc, bytes, c.layout().live());
                                     r
                                 })
