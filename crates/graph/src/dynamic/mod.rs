@@ -740,21 +740,17 @@ impl DynamicGraph {
     fn deletion_slots(&self, deleted: &[Edge], changes: usize) -> Vec<(VertexId, usize)> {
         if !self.large_arena() {
             let find = |a: VertexId, b: VertexId| {
-                let (s, len) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
-                let i = self.ids[s..s + len]
+                let i = self
+                    .list(a)
                     .binary_search_by(|&x| (x & !MARK).cmp(&b))
                     .expect("validated deletion");
-                (a, s + i)
+                (a, self.off[a as usize] as usize + i)
             };
             return deleted.iter().flat_map(|e| [find(e.u, e.v), find(e.v, e.u)]).collect();
         }
         let find = |deleted: &[Edge]| {
             let ends: Vec<(VertexId, VertexId)> = deleted.iter().flat_map(|e| [(e.u, e.v), (e.v, e.u)]).collect();
-            let list = |a: VertexId| {
-                let (s, l) = (self.off[a as usize] as usize, self.len[a as usize] as usize);
-                &self.ids[s..s + l]
-            };
-            let queries: Vec<(&[VertexId], VertexId)> = ends.iter().map(|&(a, b)| (list(a), b)).collect();
+            let queries: Vec<(&[VertexId], VertexId)> = ends.iter().map(|&(a, b)| (self.list(a), b)).collect();
             let mut at = Vec::with_capacity(queries.len());
             search::lower_bounds(&queries, &mut at);
             ends.iter()
@@ -784,6 +780,12 @@ impl DynamicGraph {
         let (ids, labels) = self.arena_mut();
         let labels = if labels.is_empty() { labels } else { &mut labels[a..b] };
         (&mut ids[a..b], labels)
+    }
+
+    /// `v`'s live list in the arena (ids; marked entries included).
+    fn list(&self, v: VertexId) -> &[VertexId] {
+        let s = self.off[v as usize] as usize;
+        &self.ids[s..s + self.len[v as usize] as usize]
     }
 
     /// `v`'s live list in the arena: ids and edge labels (empty without).
